@@ -1,0 +1,61 @@
+"""The ``skyjo-ref`` command: the root Typer app and one place for errors.
+
+Each command group lives in its own module with a ``register(app)`` function;
+commands parse, call the library and render. Errors a user can cause become
+one-line messages with documented exit codes (see docs/cli.md); the full
+traceback only with ``--debug`` (or SKYJO_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from skyjo_ref.cli import errors
+
+app = typer.Typer(
+    name="skyjo-ref",
+    help="Referee and tournaments for Skyjo bots.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+stderr = Console(stderr=True)
+
+
+@app.callback()
+def root(
+    debug: Annotated[
+        bool, typer.Option("--debug", envvar="SKYJO_DEBUG", help="Show full tracebacks on errors.")
+    ] = False,
+) -> None:
+    """Referee and tournaments for Skyjo bots."""
+    errors.DEBUG = debug
+
+
+def _register_commands() -> None:
+    # One line per command module; each adds its commands to ``app``.
+    from skyjo_ref.cli import match_cmd, replay_cmd
+
+    for module in (match_cmd, replay_cmd):
+        module.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console-script entry point: run the app, map known errors to messages and exit codes."""
+    errors.DEBUG = os.environ.get("SKYJO_DEBUG", "") not in ("", "0")
+    try:
+        app()  # Typer reports its own usage errors (exit 2) and exits
+    except errors.UserError as exc:
+        errors.report(exc)
+        sys.exit(exc.exit_code)
+    except (Exception, KeyboardInterrupt) as exc:
+        sys.exit(errors.handle_unexpected(exc))

@@ -1,0 +1,558 @@
+"""The Skyjo rules engine: one game, from the deal to the final ranks.
+
+Pure Python, no I/O. A :class:`Game` says which decision is due (whose, and
+which kind), lists the legal actions, applies one action at a time (an illegal
+one raises :class:`IllegalActionError` and changes nothing), emits public
+events and keeps the history a game record needs. Chance is explicit: a
+:class:`Dealer` supplies every shuffle, seeded or read back from a record.
+
+The hot path (``legal_actions`` / ``apply``) works on plain lists of ints;
+views for players are built only when asked for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from skyjo_bot.types import (
+    COLUMNS,
+    DECK_COUNTS,
+    DECK_SIZE,
+    GRID_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Action,
+    ActionKind,
+    DecisionKind,
+    Event,
+    EventKind,
+    FinalTie,
+    FinisherPenalty,
+    Grid,
+    IllegalActionError,
+    NextRoundStarter,
+    Rules,
+    SlotState,
+    View,
+    full_deck,
+)
+
+HIDDEN: Final = 0
+REVEALED: Final = 1
+REMOVED: Final = 2
+_SLOT_STATES: Final = (SlotState.HIDDEN, SlotState.REVEALED, SlotState.REMOVED)
+
+REVEALS: Final = tuple(Action.reveal(p) for p in range(GRID_SIZE))
+SWAPS: Final = tuple(Action.swap(p) for p in range(GRID_SIZE))
+DRAW: Final = Action.draw()
+TAKE: Final = Action.take()
+_DRAW_OR_TAKE: Final = (DRAW, TAKE)
+
+OPENING_REVEAL: Final = DecisionKind.OPENING_REVEAL
+DRAW_OR_TAKE: Final = DecisionKind.DRAW_OR_TAKE
+SWAP_OR_REVEAL: Final = DecisionKind.SWAP_OR_REVEAL
+SWAP_AFTER_TAKE: Final = DecisionKind.SWAP_AFTER_TAKE
+
+_SORTED_DECK: Final = full_deck()
+
+
+class DealError(ValueError):
+    """A deck or reshuffle that cannot be right (not the 150 cards, wrong multiset, ...)."""
+
+
+def check_deck(deck: Sequence[int]) -> None:
+    """Refuse anything but the 150-card multiset, saying what differs."""
+    if len(deck) != DECK_SIZE:
+        raise DealError(f"deck has {len(deck)} cards, expected {DECK_SIZE}")
+    if sorted(deck) != _SORTED_DECK:
+        counts = Counter(deck)
+        for value in sorted(set(counts) | set(DECK_COUNTS)):
+            if counts.get(value, 0) != DECK_COUNTS.get(value, 0):
+                raise DealError(
+                    f"deck has {counts.get(value, 0)} cards of value {value!r}, expected {DECK_COUNTS.get(value, 0)}"
+                )
+
+
+class Dealer:
+    """Supplies the shuffles of a game: one deck per round and every reshuffle."""
+
+    def deck(self, round_index: int) -> list[int]:
+        raise NotImplementedError
+
+    def reshuffle(self, round_index: int, count: int, discards: list[int]) -> list[int]:
+        """The new draw pile (next card first) made of ``discards`` (the count-th reshuffle)."""
+        raise NotImplementedError
+
+
+class SeededDealer(Dealer):
+    """Deterministic shuffles from a seed.
+
+    Round ``k``'s deck and its ``j``-th reshuffle each come from their own
+    stream, so a deal is the same whatever the players did in earlier rounds:
+    duplicate games (same seed, rotated seats) see the same cards.
+    """
+
+    def __init__(self, seed: int | str) -> None:
+        self.seed = seed
+
+    def deck(self, round_index: int) -> list[int]:
+        deck = full_deck()
+        random.Random(f"skyjo/{self.seed}/round/{round_index}").shuffle(deck)
+        return deck
+
+    def reshuffle(self, round_index: int, count: int, discards: list[int]) -> list[int]:
+        pile = sorted(discards)
+        random.Random(f"skyjo/{self.seed}/round/{round_index}/reshuffle/{count}").shuffle(pile)
+        return pile
+
+
+class FixedDealer(Dealer):
+    """Shuffles given in advance, as a game record stores them."""
+
+    def __init__(
+        self,
+        decks: Sequence[Sequence[int]],
+        reshuffles: Sequence[Sequence[Sequence[int]]] = (),
+        fallback: Dealer | None = None,
+    ) -> None:
+        self.decks = [list(d) for d in decks]
+        self.reshuffles = [[list(p) for p in r] for r in reshuffles]
+        self.fallback = fallback
+
+    def deck(self, round_index: int) -> list[int]:
+        if round_index < len(self.decks):
+            deck = list(self.decks[round_index])
+            check_deck(deck)
+            return deck
+        if self.fallback is not None:
+            return self.fallback.deck(round_index)
+        raise DealError(f"round {round_index}: no deck given for this round")
+
+    def reshuffle(self, round_index: int, count: int, discards: list[int]) -> list[int]:
+        given = self.reshuffles[round_index] if round_index < len(self.reshuffles) else []
+        if count < len(given):
+            pile = list(given[count])
+            if Counter(pile) != Counter(discards):
+                raise DealError(
+                    f"round {round_index}: reshuffle {count} does not hold the {len(discards)} "
+                    f"discards below the top card"
+                )
+            return pile
+        if self.fallback is not None:
+            return self.fallback.reshuffle(round_index, count, discards)
+        raise DealError(f"round {round_index}: the draw pile ran out but no reshuffle {count} is given")
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedAction:
+    seat: int
+    action: Action
+    auto: str | None = None
+
+
+@dataclass(slots=True)
+class RoundLog:
+    """What a record stores of one round."""
+
+    deck: list[int]
+    reshuffles: list[list[int]] = field(default_factory=list)
+    actions: list[LoggedAction] = field(default_factory=list)
+    finisher: int | None = None
+    raw: list[int] | None = None
+    scores: list[int] | None = None
+
+
+def competition_ranks(totals: Sequence[int], forfeits: Iterable[int] = ()) -> list[int]:
+    """1 + the number of players ranked strictly ahead; forfeits rank after everyone else."""
+    gone = set(forfeits)
+    stayed = [t for s, t in enumerate(totals) if s not in gone]
+    left = [t for s, t in enumerate(totals) if s in gone]
+    return [
+        1 + sum(1 for t in left if t < total) + len(stayed) if seat in gone else 1 + sum(1 for t in stayed if t < total)
+        for seat, total in enumerate(totals)
+    ]
+
+
+class Game:
+    """One game of Skyjo between ``num_players`` seats."""
+
+    # the state of the round in play (reset by _start_round)
+    seat: int  # whose decision is due
+    decision: DecisionKind
+    values: list[list[int]]  # per seat, the 12 card values (hidden ones too)
+    states: list[list[int]]  # per seat, HIDDEN / REVEALED / REMOVED per position
+    hidden_count: list[int]
+    discard: list[int]  # top card last
+    draw_pile: list[int]  # next card last
+    finisher: int | None
+    starter: int | None
+    _final_turns_left: int
+    _opening_done: int
+
+    def __init__(
+        self,
+        num_players: int,
+        rules: Rules | None = None,
+        *,
+        seed: int | str | None = None,
+        dealer: Dealer | None = None,
+        players: Sequence[str] | None = None,
+        record_events: bool = True,
+    ) -> None:
+        if (
+            isinstance(num_players, bool)
+            or not isinstance(num_players, int)
+            or not (MIN_PLAYERS <= num_players <= MAX_PLAYERS)
+        ):
+            raise ValueError(f"Skyjo is played by {MIN_PLAYERS} to {MAX_PLAYERS} players, got {num_players!r}")
+        if dealer is None:
+            dealer = SeededDealer(random.SystemRandom().randrange(2**63) if seed is None else seed)
+        elif seed is not None:
+            raise ValueError("give a seed or a dealer, not both")
+        self.num_players = num_players
+        self.players = tuple(players) if players is not None else tuple(f"seat {i}" for i in range(num_players))
+        if len(self.players) != num_players:
+            raise ValueError(f"{len(self.players)} player names for {num_players} seats")
+        self.rules = rules or Rules()
+        self.dealer = dealer
+        self.totals = [0] * num_players
+        self.rounds: list[RoundLog] = []
+        self.forfeits: set[int] = set()
+        self.events: list[Event] | None = [] if record_events else None
+        self.hand: int | None = None
+        self._legal: tuple[Action, ...] | None = None
+        self.over = False
+        self.ranks: list[int] | None = None
+        self.winners: list[int] | None = None
+        self._start_round()
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def round_index(self) -> int:
+        return len(self.rounds) - 1
+
+    @property
+    def current_seat(self) -> int | None:
+        """The seat whose decision is due, or None when the game is over."""
+        return None if self.over else self.seat
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        """The legal actions of the decision that is due (empty when the game is over)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> tuple[Action, ...]:
+        if self.over:
+            return ()
+        kind = self.decision
+        states = self.states[self.seat]
+        if kind is DRAW_OR_TAKE:
+            return _DRAW_OR_TAKE
+        if kind is OPENING_REVEAL:
+            return tuple([REVEALS[p] for p in range(GRID_SIZE) if states[p] == HIDDEN])
+        swaps = [SWAPS[p] for p in range(GRID_SIZE) if states[p] != REMOVED]
+        if kind is SWAP_OR_REVEAL:
+            swaps.extend([REVEALS[p] for p in range(GRID_SIZE) if states[p] == HIDDEN])
+        return tuple(swaps)
+
+    def is_legal(self, action: Action) -> bool:
+        return action in self.legal_actions()
+
+    def view(self, seat: int) -> View:
+        """What ``seat`` may see now (RULES.md, "Hidden information")."""
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"no seat {seat} in a game of {self.num_players}")
+        grids = tuple(
+            Grid(
+                states=tuple(_SLOT_STATES[s] for s in states),
+                values=tuple(v if s == REVEALED else None for v, s in zip(values, states)),
+            )
+            for values, states in zip(self.values, self.states)
+        )
+        my_turn = not self.over and seat == self.seat
+        return View(
+            seat=seat,
+            players=self.players,
+            rules=self.rules,
+            round=self.round_index,
+            decision=self.decision,
+            grids=grids,
+            discard_pile=tuple(self.discard),
+            draw_pile_size=len(self.draw_pile),
+            hand=self.hand if my_turn else None,
+            totals=tuple(self.totals),
+            round_scores=tuple(tuple(r.scores) for r in self.rounds if r.scores is not None),
+            finisher=self.finisher,
+            starter=self.starter,
+            legal_actions=self.legal_actions() if my_turn else (),
+        )
+
+    def drain_events(self) -> list[Event]:
+        """The public events since the last call."""
+        if self.events is None:
+            return []
+        events, self.events = self.events, []
+        return events
+
+    def mark_forfeit(self, seat: int) -> None:
+        """The seat forfeited (the referee decides when): it will rank after all others."""
+        self.forfeits.add(seat)
+        if self.over:
+            self._rank(announce=False)
+
+    def round_hand_sizes(self) -> list[int]:
+        """Cards still in each grid (not removed), a public fact."""
+        return [sum(1 for s in states if s != REMOVED) for states in self.states]
+
+    # ------------------------------------------------------------------- acting
+
+    def apply(self, action: Action, auto: str | None = None) -> None:
+        """Apply the due seat's ``action``; ``auto`` tags one the referee chose for it."""
+        if self.over:
+            raise IllegalActionError(f"{action}: the game is over")
+        seat = self.seat
+        kind = self.decision
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        if action not in legal:
+            raise IllegalActionError(self._why_illegal(action))
+        log = self.rounds[-1]
+        log.actions.append(LoggedAction(seat, action, auto))
+        self._legal = None
+        events = self.events
+        pos = action.pos
+        if kind is OPENING_REVEAL:
+            assert pos is not None
+            self._reveal(seat, pos)
+            self._opening_done += 1
+            if self._opening_done % 2 == 0:
+                if self._opening_done == 2 * self.num_players:
+                    self._start_turns()
+                else:
+                    self.seat = seat + 1
+            return
+        if kind is DRAW_OR_TAKE:
+            if action is DRAW:
+                if not self.draw_pile:
+                    self._reshuffle()
+                self.hand = self.draw_pile.pop()
+                self.decision = SWAP_OR_REVEAL
+                if events is not None:
+                    events.append(Event(EventKind.DRAW, seat=seat))
+            else:
+                self.hand = self.discard.pop()
+                self.decision = SWAP_AFTER_TAKE
+                if events is not None:
+                    events.append(Event(EventKind.TAKE, seat=seat, value=self.hand))
+            return
+        # a swap decision: the card in hand goes to the grid, or (after a draw) to the discard
+        hand = self.hand
+        assert hand is not None and pos is not None
+        self.hand = None
+        if action.kind is ActionKind.SWAP:
+            values = self.values[seat]
+            states = self.states[seat]
+            old = values[pos]
+            values[pos] = hand
+            if states[pos] == HIDDEN:
+                states[pos] = REVEALED
+                self.hidden_count[seat] -= 1
+            self.discard.append(old)
+            if events is not None:
+                events.append(Event(EventKind.SWAP, seat=seat, pos=pos, value=hand, replaced=old))
+        else:
+            self.discard.append(hand)
+            if events is not None:
+                events.append(Event(EventKind.DISCARD, seat=seat, value=hand))
+            self._reveal(seat, pos)
+        if self.rules.column_clear:
+            self._clear_column(seat, pos % COLUMNS)
+        self._end_turn(seat)
+
+    def _why_illegal(self, action: Action) -> str:
+        seat, kind = self.seat, self.decision
+        where = f"seat {seat} cannot {action} now ({kind.value} is due"
+        if kind is DRAW_OR_TAKE:
+            return f"{where}: expected draw or take)"
+        if action.pos is not None and action.kind in (ActionKind.REVEAL, ActionKind.SWAP):
+            state = self.states[seat][action.pos]
+            if state == REMOVED:
+                return f"{where}: position {action.pos} is in a removed column)"
+            if action.kind is ActionKind.REVEAL and state == REVEALED:
+                return f"{where}: position {action.pos} is already revealed)"
+        expected = {
+            OPENING_REVEAL: "reveal POS of a hidden slot",
+            SWAP_OR_REVEAL: "swap POS, or reveal POS of a hidden slot",
+            SWAP_AFTER_TAKE: "swap POS (a taken card must be swapped)",
+        }[kind]
+        return f"{where}: expected {expected})"
+
+    # ------------------------------------------------------------------ helpers
+
+    def _start_round(self) -> None:
+        index = len(self.rounds)
+        n = self.num_players
+        deck = self.dealer.deck(index)
+        check_deck(deck)
+        self.rounds.append(RoundLog(deck=list(deck)))
+        self.values = [deck[GRID_SIZE * p : GRID_SIZE * (p + 1)] for p in range(n)]
+        self.states = [[HIDDEN] * GRID_SIZE for _ in range(n)]
+        self.hidden_count = [GRID_SIZE] * n
+        self.discard = [deck[GRID_SIZE * n]]
+        self.draw_pile = deck[GRID_SIZE * n + 1 :][::-1]  # next card last, for pop()
+        self.hand = None
+        self.seat = 0
+        self.decision = OPENING_REVEAL
+        self.finisher = None
+        self.starter = None
+        self._final_turns_left = 0
+        self._opening_done = 0
+        self._legal = None
+        if self.events is not None:
+            self.events.append(Event(EventKind.ROUND_START, round=index))
+
+    def _start_turns(self) -> None:
+        rule = self.rules.next_round_starter
+        previous = self.rounds[-2] if len(self.rounds) > 1 else None
+        if previous is None or rule is NextRoundStarter.HIGHEST_REVEAL:
+            sums = [
+                sum(v for v, s in zip(values, states) if s == REVEALED)
+                for values, states in zip(self.values, self.states)
+            ]
+            starter = sums.index(max(sums))
+        elif rule is NextRoundStarter.FINISHER:
+            assert previous.finisher is not None
+            starter = previous.finisher
+        else:
+            assert previous.scores is not None
+            starter = previous.scores.index(min(previous.scores))
+        self.starter = self.seat = starter
+        self.decision = DRAW_OR_TAKE
+        if self.events is not None:
+            self.events.append(Event(EventKind.TURNS_START, seat=starter))
+
+    def _reveal(self, seat: int, pos: int) -> None:
+        self.states[seat][pos] = REVEALED
+        self.hidden_count[seat] -= 1
+        if self.events is not None:
+            self.events.append(Event(EventKind.REVEAL, seat=seat, pos=pos, value=self.values[seat][pos]))
+
+    def _clear_column(self, seat: int, column: int) -> bool:
+        states = self.states[seat]
+        if not (states[column] == states[column + 4] == states[column + 8] == REVEALED):
+            return False
+        values = self.values[seat]
+        value = values[column]
+        if not (value == values[column + 4] == values[column + 8]):
+            return False
+        states[column] = states[column + 4] = states[column + 8] = REMOVED
+        self.discard.extend((value, value, value))
+        if self.events is not None:
+            self.events.append(Event(EventKind.COLUMN_CLEARED, seat=seat, pos=column, value=value))
+        return True
+
+    def _reshuffle(self) -> None:
+        log = self.rounds[-1]
+        below = self.discard[:-1]
+        pile = self.dealer.reshuffle(self.round_index, len(log.reshuffles), below)
+        log.reshuffles.append(list(pile))
+        self.discard = self.discard[-1:]
+        self.draw_pile = list(pile)[::-1]
+        if self.events is not None:
+            self.events.append(Event(EventKind.RESHUFFLE, value=len(pile)))
+
+    def _end_turn(self, seat: int) -> None:
+        if self.finisher is None:
+            if self.hidden_count[seat] == 0:
+                self.finisher = seat
+                self._final_turns_left = self.num_players - 1
+                if self.events is not None:
+                    self.events.append(Event(EventKind.ROUND_FINISHING, seat=seat))
+        else:
+            self._final_turns_left -= 1
+        if self.finisher is not None and self._final_turns_left == 0:
+            self._end_round()
+        else:
+            self.seat = (seat + 1) % self.num_players
+            self.decision = DRAW_OR_TAKE
+
+    def _end_round(self) -> None:
+        rules = self.rules
+        events = self.events
+        log = self.rounds[-1]
+        for seat in range(self.num_players):
+            states = self.states[seat]
+            for pos in range(GRID_SIZE):
+                if states[pos] == HIDDEN:
+                    states[pos] = REVEALED
+                    if events is not None:
+                        events.append(Event(EventKind.FINAL_REVEAL, seat=seat, pos=pos, value=self.values[seat][pos]))
+            self.hidden_count[seat] = 0
+            if rules.column_clear and rules.clear_on_final_reveal:
+                for column in range(COLUMNS):
+                    self._clear_column(seat, column)
+        raw = [
+            sum(v for v, s in zip(values, states) if s == REVEALED) for values, states in zip(self.values, self.states)
+        ]
+        finisher = self.finisher
+        assert finisher is not None
+        scores = list(raw)
+        own = raw[finisher]
+        if any(raw[s] <= own for s in range(self.num_players) if s != finisher):
+            penalty = rules.finisher_penalty
+            if penalty is FinisherPenalty.DOUBLE:
+                scores[finisher] = 2 * own
+            elif penalty is FinisherPenalty.DOUBLE_IF_POSITIVE:
+                scores[finisher] = 2 * own if own > 0 else own
+            else:
+                scores[finisher] = own + 10
+        log.finisher, log.raw, log.scores = finisher, raw, scores
+        self.totals = [t + s for t, s in zip(self.totals, scores)]
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.ROUND_END,
+                    round=self.round_index,
+                    seat=finisher,
+                    raw=tuple(raw),
+                    scores=tuple(scores),
+                    totals=tuple(self.totals),
+                )
+            )
+        if self._game_ends():
+            self._finish()
+        else:
+            self._start_round()
+
+    def _game_ends(self) -> bool:
+        if max(self.totals) < self.rules.end_score:
+            return False
+        if self.rules.final_tie is FinalTie.SHARED:
+            return True
+        return self.totals.count(min(self.totals)) == 1
+
+    def _finish(self) -> None:
+        self.over = True
+        self._legal = ()
+        self._rank()
+
+    def _rank(self, announce: bool = True) -> None:
+        self.ranks = competition_ranks(self.totals, self.forfeits)
+        self.winners = [s for s, r in enumerate(self.ranks) if r == 1]
+        if announce and self.events is not None:
+            self.events.append(
+                Event(
+                    EventKind.GAME_END,
+                    totals=tuple(self.totals),
+                    ranks=tuple(self.ranks),
+                    winners=tuple(self.winners),
+                )
+            )
