@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.metadata import version
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from skyjo_ref.cli import errors
 
@@ -25,13 +25,20 @@ app = typer.Typer(
     add_completion=False,
 )
 
-stderr = Console(stderr=True)
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"skyjo-ref {version('skyjo-ref')}")
+        raise typer.Exit()
 
 
 @app.callback()
 def root(
     debug: Annotated[
         bool, typer.Option("--debug", envvar="SKYJO_DEBUG", help="Show full tracebacks on errors.")
+    ] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
     """Referee and tournaments for Skyjo bots."""
