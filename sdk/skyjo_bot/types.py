@@ -446,6 +446,22 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeControl:
+    """How long a seat may think, and how many faults it may make, in one game."""
+
+    decision_ms: int = 2000  # limit for one decision
+    bank_ms: int = 120_000  # every decision's time is taken from this bank for the whole game
+    max_strikes: int = 3  # strikes (timeout, illegal, malformed) before the seat forfeits
+    grace_ms: int = 10_000  # how long a disconnected seat may stay away before it forfeits
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"time control {f.name} must be an integer >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class GameStart:
     """Sent to every seat when a game begins."""
 
@@ -453,6 +469,20 @@ class GameStart:
     seat: int
     players: tuple[str, ...]
     rules: Rules
+    time_control: TimeControl | None = None  # None for in-process games without a clock
+
+
+@dataclass(frozen=True, slots=True)
+class Strike:
+    """The referee played for a seat because its answer (or silence) was at fault."""
+
+    game_id: str
+    request_id: int  # 0 when the fault was not an answer to a request
+    reason: str  # "timeout", "illegal" or "malformed"
+    detail: str  # what was wrong and what was expected
+    played: Action | None  # what the referee played instead, if anything
+    strikes: int  # this seat's strikes in this game, this one included
+    max_strikes: int  # strikes that make the seat forfeit
 
 
 @dataclass(frozen=True, slots=True)
