@@ -84,14 +84,20 @@ def save(record: Mapping[str, Any], path: str | Path) -> None:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """Read a record file; malformed JSON or a non-object is a :class:`RecordError`."""
+    """Read a record file; an unreadable file, malformed JSON or a non-object is a :class:`RecordError`.
+
+    Its message starts with the path, since it is not the record's fault.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise RecordError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise RecordError(f"{path} is not UTF-8 text: expected a skyjo-game/1 JSON record") from None
-    return loads(text)
+        raise RecordError(f"{path}: not UTF-8 text: expected a skyjo-game/1 JSON record") from None
+    try:
+        return loads(text)
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -140,8 +146,11 @@ def replay(record: Mapping[str, Any]) -> Game:
     """
     if record.get("format") != FORMAT:
         raise RecordError(f"format is {record.get('format')!r}, expected {FORMAT!r}")
+    raw_rules = record.get("rules")
+    if raw_rules is not None and not isinstance(raw_rules, dict):
+        raise RecordError(f'rules: expected an object like {{"preset": "official"}}, got {type(raw_rules).__name__}')
     try:
-        rules = Rules.from_dict(record.get("rules") or {})
+        rules = Rules.from_dict(raw_rules or {})
     except (RulesError, TypeError, AttributeError) as exc:
         raise RecordError(f"rules: {exc}") from None
     players = _expect_list(record.get("players"), "", "players")
@@ -233,9 +242,14 @@ def replay(record: Mapping[str, Any]) -> Game:
         game.mark_forfeit(seat)
     replayed = {"totals": game.totals, "ranks": game.ranks, "winners": game.winners}
     for key, value in replayed.items():
-        if result.get(key) != value:
+        if not _same(result.get(key), value):
             raise RecordError(f"result: stored {key} {result.get(key)!r} differ from the replayed {value!r}")
     return game
+
+
+def _same(stored: Any, replayed: Any) -> bool:
+    """Equal as JSON values: ``true`` is not ``1`` and ``1.0`` is not ``1``, order counts."""
+    return json.dumps(stored) == json.dumps(replayed)
 
 
 def _check_round_result(
@@ -249,7 +263,7 @@ def _check_round_result(
         raise RecordError(f"round {k}: result must be an object with finisher, raw and scores")
     replayed = {"finisher": finisher, "raw": list(raw or []), "scores": list(scores or [])}
     for key, value in replayed.items():
-        if stored.get(key) != value:
+        if not _same(stored.get(key), value):
             raise RecordError(f"round {k}: stored {key} {stored.get(key)!r} differs from the replayed {value!r}")
 
 

@@ -164,6 +164,9 @@ class RoundLog:
     finisher: int | None = None
     raw: list[int] | None = None
     scores: list[int] | None = None
+    #: every grid once the round is over (after the final reveal and its column clears),
+    #: since the game moves on to the next deal at once; for replays and renderers.
+    final_grids: tuple[Grid, ...] | None = None
 
 
 def competition_ranks(totals: Sequence[int], forfeits: Iterable[int] = ()) -> list[int]:
@@ -269,13 +272,7 @@ class Game:
         """What ``seat`` may see now (RULES.md, "Hidden information")."""
         if not 0 <= seat < self.num_players:
             raise ValueError(f"no seat {seat} in a game of {self.num_players}")
-        grids = tuple(
-            Grid(
-                states=tuple(_SLOT_STATES[s] for s in states),
-                values=tuple(v if s == REVEALED else None for v, s in zip(values, states)),
-            )
-            for values, states in zip(self.values, self.states)
-        )
+        grids = self._public_grids()
         my_turn = not self.over and seat == self.seat
         return View(
             seat=seat,
@@ -292,6 +289,16 @@ class Game:
             finisher=self.finisher,
             starter=self.starter,
             legal_actions=self.legal_actions() if my_turn else (),
+        )
+
+    def _public_grids(self) -> tuple[Grid, ...]:
+        """Every grid as the table sees it: hidden values are None."""
+        return tuple(
+            Grid(
+                states=tuple(_SLOT_STATES[s] for s in states),
+                values=tuple(v if s == REVEALED else None for v, s in zip(values, states)),
+            )
+            for values, states in zip(self.values, self.states)
         )
 
     def drain_events(self) -> list[Event]:
@@ -324,6 +331,8 @@ class Game:
             legal = self._legal = self._compute_legal()
         if action not in legal:
             raise IllegalActionError(self._why_illegal(action))
+        if action is DRAW and not self.draw_pile:
+            self._reshuffle()  # before logging: a dealer that refuses leaves the state unchanged
         log = self.rounds[-1]
         log.actions.append(LoggedAction(seat, action, auto))
         self._legal = None
@@ -341,8 +350,6 @@ class Game:
             return
         if kind is DRAW_OR_TAKE:
             if action is DRAW:
-                if not self.draw_pile:
-                    self._reshuffle()
                 self.hand = self.draw_pile.pop()
                 self.decision = SWAP_OR_REVEAL
                 if events is not None:
@@ -379,6 +386,8 @@ class Game:
 
     def _why_illegal(self, action: Action) -> str:
         seat, kind = self.seat, self.decision
+        if not isinstance(action, Action):
+            return f"seat {seat}: {action!r} is not an Action (expected e.g. Action.parse('swap 3'))"
         where = f"seat {seat} cannot {action} now ({kind.value} is due"
         if kind is DRAW_OR_TAKE:
             return f"{where}: expected draw or take)"
@@ -515,6 +524,7 @@ class Game:
             else:
                 scores[finisher] = own + 10
         log.finisher, log.raw, log.scores = finisher, raw, scores
+        log.final_grids = self._public_grids()
         self.totals = [t + s for t, s in zip(self.totals, scores)]
         if events is not None:
             events.append(

@@ -1,0 +1,162 @@
+"""``skyjo-ref replay``: show a game record, step through it, or check records.
+
+Exit codes: 0 shown / every record valid; 1 a record is invalid (the message
+starts with ``round K, action I: ``); 2 a file is missing, unreadable or not
+JSON, or the arguments are wrong.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from skyjo_ref import records
+from skyjo_ref.cli import errors
+from skyjo_ref.cli.replay_view import ReplayCursor, render_position, render_summary
+
+HELP_KEYS = "Enter next action · p previous · n next round · NUMBER jump to round · q quit"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay", help="Show a game record (skyjo-game/1), step through it, or --check records.")(replay)
+
+
+def replay(
+    files: Annotated[list[Path], typer.Argument(help="Record file(s); several only with --check.", show_default=False)],
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Replay each file through the rules engine; one line per file, exit 1 if any is invalid."
+        ),
+    ] = False,
+    round_: Annotated[
+        int | None, typer.Option("--round", help="Show round K (0-based): its final position and every action.")
+    ] = None,
+    action: Annotated[
+        int | None, typer.Option("--action", help="With --round: the position after action I (0-based) of that round.")
+    ] = None,
+    interactive: Annotated[
+        bool | None,
+        typer.Option(
+            "--interactive/--no-interactive",
+            help="Step through the game reading keys from stdin (default: when stdin and stdout are terminals).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    if check:
+        if round_ is not None or action is not None or interactive:
+            raise errors.UserError("--check replays whole files: it takes no --round, --action or --interactive")
+        raise typer.Exit(check_files(files))
+    if len(files) != 1:
+        raise errors.UserError(f"replay shows one record at a time, got {len(files)} files (use --check for several)")
+    cursor = _open(files[0])
+    console = Console(highlight=False)
+    if action is not None and round_ is None:
+        raise errors.UserError("--action I needs --round K: action indices count from 0 within a round")
+    if round_ is not None:
+        if not 0 <= round_ < cursor.num_rounds:
+            raise errors.UserError(f"--round {round_}: this game has rounds 0 to {cursor.num_rounds - 1}")
+        total = cursor.actions_in(round_)
+        if action is not None and not 0 <= action < total:
+            raise errors.UserError(f"--action {action}: round {round_} has actions 0 to {total - 1}")
+        done = total if action is None else action + 1
+        console.print(render_position(cursor, cursor.position(round_, done), log_lines=None))
+        return
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if interactive:
+        step_through(cursor, console)
+    else:
+        console.print(render_summary(cursor))
+
+
+def _open(path: Path) -> ReplayCursor:
+    try:
+        record = records.load(path)
+    except records.RecordError as exc:
+        raise errors.UserError(str(exc)) from None
+    try:
+        return ReplayCursor(record)
+    except records.RecordError as exc:
+        raise errors.UserError(f"{path}: invalid record: {exc}", exit_code=errors.EXIT_CHECK_FAILED) from None
+
+
+def check_files(files: list[Path]) -> int:
+    """One line per file; 0 all valid, 1 some invalid, 2 some unreadable or not JSON."""
+    out = Console(highlight=False, soft_wrap=True)
+    code = errors.EXIT_OK
+    for path in files:
+        try:
+            record: dict[str, Any] = records.load(path)
+        except records.RecordError as exc:
+            out.print(Text(f"{exc}"))
+            code = errors.EXIT_USAGE
+            continue
+        try:
+            game = records.replay(record)
+        except records.RecordError as exc:
+            out.print(Text(f"{path}: invalid: {exc}"))
+            code = max(code, errors.EXIT_CHECK_FAILED)
+            continue
+        winners = ", ".join(game.players[s] for s in game.winners or [])
+        out.print(Text(f"{path}: ok ({len(game.rounds)} rounds, {game.num_players} players, won by {winners})"))
+    return code
+
+
+def step_through(cursor: ReplayCursor, console: Console) -> None:
+    """The interactive mode: one position at a time, keys read a line at a time from stdin."""
+    round_index, done = 0, 0
+    clear = console.is_terminal
+    message = ""
+    while True:
+        if clear:
+            console.clear()
+        console.print(render_position(cursor, cursor.position(round_index, done)))
+        if message:
+            console.print(Text(message, style="yellow"))
+            message = ""
+        console.print(Text(HELP_KEYS, style="dim"))
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:  # Ctrl-C while stepping is a way to quit
+            return
+        if not line:  # end of input
+            return
+        key = line.strip().lower()
+        last_round = cursor.num_rounds - 1
+        if key in ("q", "quit"):
+            return
+        if key == "":
+            if done < cursor.actions_in(round_index):
+                done += 1
+            elif round_index < last_round:
+                round_index, done = round_index + 1, 0
+            else:
+                message = "end of the game"
+        elif key == "p":
+            if done > 0:
+                done -= 1
+            elif round_index > 0:
+                round_index -= 1
+                done = cursor.actions_in(round_index)
+            else:
+                message = "start of the game"
+        elif key == "n":
+            if round_index < last_round:
+                round_index, done = round_index + 1, 0
+            else:
+                message = "this is the last round"
+        elif key.isdigit():
+            wanted = int(key)
+            if wanted <= last_round:
+                round_index, done = wanted, 0
+            else:
+                message = f"no round {wanted}: rounds 0 to {last_round}"
+        else:
+            message = f"unknown key {key!r}: {HELP_KEYS}"
