@@ -1,0 +1,559 @@
+"""The tournament config file (YAML): read it and check everything before a game is played.
+
+Every mistake a user can make in the file is found here, before any bot is
+started or any game is played, and reported as one :class:`ConfigError` whose
+message names the file, the line, the key path and what is expected
+(``league.yaml:12: bots[2].command: 'pyhton' is not a command found on PATH``).
+Relative paths are read from the config file's folder, so a config works from
+any working directory.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import yaml
+from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError
+
+from skyjo_ref.bots import BUILTIN_BOTS
+
+BotKind = Literal["builtin", "python", "command", "remote"]
+BOT_KINDS: Final[tuple[BotKind, ...]] = ("builtin", "python", "command", "remote")
+
+#: Bot names become parts of game keys and file names: keep them plain.
+NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+TOP_KEYS: Final = (
+    "name",
+    "rules",
+    "players_per_game",
+    "deals",
+    "seed",
+    "concurrency",
+    "time_control",
+    "output",
+    "referee",
+    "rating",
+    "bots",
+)
+TIME_KEYS: Final = ("decision_ms", "bank_ms", "max_strikes", "grace_ms")
+RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
+REFEREE_KEYS: Final = ("address", "control_token", "listen")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env")
+REMOTE_KEYS: Final = ("token",)
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message says where and what is expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControlConfig:
+    """Per-decision limit, per-game bank, strikes before forfeit, reconnect grace (ms)."""
+
+    decision_ms: int = 1000
+    bank_ms: int = 60_000
+    max_strikes: int = 3
+    grace_ms: int = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class RatingConfig:
+    """How Elo is anchored and how its intervals are drawn."""
+
+    anchor: str | None = None  # a bot's name, or None for the pool mean
+    elo: float = 1500.0  # the anchor bot's Elo, or the pool mean
+    bootstrap: int = 400  # resamples for the 95% intervals (0: no intervals)
+    interval_seed: int | str = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeConfig:
+    """Where games are played: an in-process referee (``listen``) or a running one (``address``)."""
+
+    address: str | None = None
+    control_token: str | None = None
+    listen: str = "127.0.0.1:0"
+
+
+@dataclass(frozen=True, slots=True)
+class BotEntry:
+    """One bot of the tournament, exactly one kind, its paths already resolved."""
+
+    name: str
+    kind: BotKind
+    builtin: str | None = None
+    python: str | None = None  # an absolute "file.py[:Class]" or "module:Class"
+    command: tuple[str, ...] | None = None
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    token: str | None = None
+
+    @property
+    def managed(self) -> bool:
+        """True when the tournament starts this bot's processes itself."""
+        return self.kind in ("python", "command")
+
+    def describe(self) -> str:
+        if self.kind == "builtin":
+            return f"builtin {self.builtin}"
+        if self.kind == "python":
+            return f"python {self.python}"
+        if self.kind == "command":
+            return "command " + shlex.join(self.command or ())
+        return "remote"
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """A checked tournament config."""
+
+    path: Path
+    name: str
+    rules: Rules
+    players_per_game: int
+    deals: int
+    seed: int | str
+    concurrency: int
+    time_control: TimeControlConfig
+    output: Path
+    referee: RefereeConfig
+    rating: RatingConfig
+    bots: tuple[BotEntry, ...]
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.bots)
+
+    def bot(self, name: str) -> BotEntry:
+        for entry in self.bots:
+            if entry.name == name:
+                return entry
+        raise KeyError(name)
+
+
+# ------------------------------------------------------------------ YAML with lines
+
+Path_ = tuple[str | int, ...]
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+class _Checker:
+    """Knows the line of every key path, and raises errors that cite them."""
+
+    def __init__(self, source: str, lines: dict[Path_, int]) -> None:
+        self.source = source
+        self.lines = lines
+
+    def line(self, path: Path_) -> int | None:
+        while path not in self.lines and path:
+            path = path[:-1]
+        return self.lines.get(path)
+
+    def fail(self, path: Path_, message: str) -> ConfigError:
+        line = self.line(path)
+        where = f"{self.source}:{line}" if line is not None else self.source
+        return ConfigError(f"{where}: {_dotted(path)}: {message}")
+
+    def mapping(self, value: Any, path: Path_, allowed: Sequence[str], what: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"expected a mapping ({what}), got {_kind(value)}")
+        for key in value:
+            if not isinstance(key, str):
+                raise self.fail(path, f"key {key!r} is not a name: expected one of {', '.join(allowed)}")
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise self.fail((*path, key), f"unknown key {key!r}{hint}: expected one of {', '.join(allowed)}")
+        return value
+
+    def integer(self, value: Any, path: Path_, low: int, high: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise self.fail(path, f"expected an integer {bound}, got {value!r}")
+        return value
+
+    def string(self, value: Any, path: Path_, what: str = "a non-empty string") -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(path, f"expected {what}, got {value!r}")
+        return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _load_yaml(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
+    """Parse one YAML document; return the data and the line (1-based) of every key path."""
+    loader = yaml.SafeLoader(text)
+    lines: dict[Path_, int] = {}
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, lines
+
+        def walk(node: yaml.Node, path: Path_) -> None:
+            lines.setdefault(path, node.start_mark.line + 1)
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, value_node in node.value:
+                    key = loader.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    if isinstance(key, str | int) and key in seen:
+                        raise ConfigError(
+                            f"{source}:{line}: {_dotted((*path, key))}: duplicate key {key!r} "
+                            f"(first on line {seen[key]}): give each key once"
+                        )
+                    if isinstance(key, str | int):
+                        seen[key] = line
+                        lines[(*path, key)] = line
+                        walk(value_node, (*path, key))
+            elif isinstance(node, yaml.SequenceNode):
+                for index, item in enumerate(node.value):
+                    lines[(*path, index)] = item.start_mark.line + 1
+                    walk(item, (*path, index))
+
+        walk(node, ())
+        data = loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+# ------------------------------------------------------------------------- loading
+
+
+def load_config(path: str | Path, output: str | Path | None = None) -> TournamentConfig:
+    """Read and check a config file; ``output`` (from the command line) overrides its ``output``."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: no such file: expected a tournament config (YAML)") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{source}: is a folder: expected a tournament config file (YAML)") from None
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not UTF-8 text: expected a tournament config (YAML)") from None
+    return parse_config(text, path, output=output)
+
+
+def parse_config(text: str, path: Path, output: str | Path | None = None) -> TournamentConfig:
+    """Check the text of a config file that lives at ``path``."""
+    source = str(path)
+    data, lines = _load_yaml(text, source)
+    check = _Checker(source, lines)
+    base = path.resolve().parent
+    if data is None:
+        raise check.fail((), "the file is empty: expected a mapping with at least 'bots'")
+    top = check.mapping(data, (), TOP_KEYS, "the tournament's settings")
+
+    name = top.get("name", path.stem)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,79}", name):
+        raise check.fail(("name",), f"expected a name of letters, digits, spaces, '_', '.', '-', got {name!r}")
+
+    rules = _rules(check, top.get("rules"))
+    k = check.integer(top.get("players_per_game", 2), ("players_per_game",), MIN_PLAYERS, MAX_PLAYERS)
+    deals = check.integer(top.get("deals", 10), ("deals",), 1, 1_000_000)
+    seed = top.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int | str) or (isinstance(seed, str) and not seed.strip()):
+        raise check.fail(("seed",), f"expected an integer or a non-empty string, got {seed!r}")
+    concurrency = check.integer(top.get("concurrency", 2), ("concurrency",), 1, 256)
+    time_control = _time_control(check, top.get("time_control", {}))
+    referee = _referee(check, top.get("referee", {}))
+
+    bots_raw = top.get("bots")
+    if "bots" not in top:
+        raise check.fail(
+            (), "missing key 'bots': expected a list of bots, each with a name and one of " + ", ".join(BOT_KINDS)
+        )
+    if not isinstance(bots_raw, list) or not bots_raw:
+        raise check.fail(("bots",), f"expected a non-empty list of bots, got {_kind(bots_raw)}")
+    bots: list[BotEntry] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(bots_raw):
+        entry = _bot(check, raw, ("bots", index), base)
+        if entry.name in seen:
+            raise check.fail(
+                ("bots", index, "name"),
+                f"duplicate bot name {entry.name!r} (also bots[{seen[entry.name]}]): give each bot a unique name",
+            )
+        seen[entry.name] = index
+        bots.append(entry)
+    if len(bots) < k:
+        raise check.fail(
+            ("players_per_game",),
+            f"{k} players per game but only {len(bots)} bots: expected at least {k} bots, "
+            f"or players_per_game at most {len(bots)}",
+        )
+    if any(b.kind == "remote" for b in bots) and referee.address is None and referee.listen.endswith(":0"):
+        index = next(i for i, b in enumerate(bots) if b.kind == "remote")
+        raise check.fail(
+            ("bots", index, "remote"),
+            "a remote bot must know where to connect: set referee.listen to a fixed address "
+            "(e.g. 0.0.0.0:50051) or referee.address to a running referee",
+        )
+
+    rating = _rating(check, top.get("rating", {}), seen, seed)
+
+    if output is not None:
+        out = Path(output)
+    elif "output" in top:
+        out_raw = check.string(top["output"], ("output",), "a folder path")
+        out = Path(out_raw).expanduser()
+        if not out.is_absolute():
+            out = base / out
+    else:
+        out = base / "runs" / name.replace(" ", "_")
+    if out.exists() and not out.is_dir():
+        raise check.fail(("output",), f"{out} exists and is not a folder: expected a folder for the results")
+
+    return TournamentConfig(
+        path=path,
+        name=name,
+        rules=rules,
+        players_per_game=k,
+        deals=deals,
+        seed=seed,
+        concurrency=concurrency,
+        time_control=time_control,
+        output=out,
+        referee=referee,
+        rating=rating,
+        bots=tuple(bots),
+    )
+
+
+def _rules(check: _Checker, raw: Any) -> Rules:
+    if raw is None:
+        return Rules()
+    if isinstance(raw, str):
+        raw = {"preset": raw}
+    if not isinstance(raw, dict):
+        raise check.fail(("rules",), f"expected a preset name or a mapping of options, got {_kind(raw)}")
+    allowed = ("preset", *Rules.OPTIONS)
+    check.mapping(raw, ("rules",), allowed, "a preset and rules options")
+    try:
+        return Rules.from_dict(raw)
+    except RulesError as exc:
+        message = str(exc)
+        key = next((k for k in raw if re.search(rf"\b{re.escape(str(k))}\b", message)), None)
+        path: Path_ = ("rules", key) if key is not None else ("rules",)
+        raise check.fail(path, message) from None
+    except TypeError as exc:
+        raise check.fail(("rules",), f"bad rules: {exc}") from None
+
+
+def _time_control(check: _Checker, raw: Any) -> TimeControlConfig:
+    if raw is None:
+        raw = {}
+    tc = check.mapping(raw, ("time_control",), TIME_KEYS, "decision_ms, bank_ms, max_strikes, grace_ms")
+    defaults = TimeControlConfig()
+    return TimeControlConfig(
+        decision_ms=check.integer(tc.get("decision_ms", defaults.decision_ms), ("time_control", "decision_ms"), 1),
+        bank_ms=check.integer(tc.get("bank_ms", defaults.bank_ms), ("time_control", "bank_ms"), 0),
+        max_strikes=check.integer(tc.get("max_strikes", defaults.max_strikes), ("time_control", "max_strikes"), 1),
+        grace_ms=check.integer(tc.get("grace_ms", defaults.grace_ms), ("time_control", "grace_ms"), 0),
+    )
+
+
+_ADDRESS: Final = re.compile(r"^(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")
+
+
+def _referee(check: _Checker, raw: Any) -> RefereeConfig:
+    if raw is None:
+        raw = {}
+    ref = check.mapping(raw, ("referee",), REFEREE_KEYS, "address and control_token, or listen")
+    address = ref.get("address")
+    if address is not None and (not isinstance(address, str) or not _ADDRESS.match(address)):
+        raise check.fail(("referee", "address"), f"expected host:port of a running referee, got {address!r}")
+    token = ref.get("control_token")
+    if token is not None:
+        token = check.string(token, ("referee", "control_token"), "the referee's control token")
+    if address is not None and token is None:
+        token = os.environ.get("SKYJO_CONTROL_TOKEN")
+        if not token:
+            raise check.fail(
+                ("referee", "control_token"),
+                "a running referee needs its control token: set referee.control_token or SKYJO_CONTROL_TOKEN",
+            )
+    listen = ref.get("listen", "127.0.0.1:0")
+    if not isinstance(listen, str) or not _ADDRESS.match(listen):
+        raise check.fail(("referee", "listen"), f"expected host:port to listen on (port 0: any), got {listen!r}")
+    if address is not None and "listen" in ref:
+        raise check.fail(("referee", "listen"), "give either address (a running referee) or listen, not both")
+    return RefereeConfig(address=address, control_token=token, listen=listen)
+
+
+def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str) -> RatingConfig:
+    if raw is None:
+        raw = {}
+    rating = check.mapping(raw, ("rating",), RATING_KEYS, "anchor, elo, bootstrap, interval_seed")
+    anchor = rating.get("anchor")
+    if anchor is not None:
+        if not isinstance(anchor, str) or anchor not in names:
+            close = difflib.get_close_matches(str(anchor), list(names), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise check.fail(
+                ("rating", "anchor"),
+                f"{anchor!r} is not one of the bots{hint}: expected a bot's name, or no anchor for the pool mean",
+            )
+    elo = rating.get("elo", 1500)
+    if isinstance(elo, bool) or not isinstance(elo, int | float) or not -10_000 <= elo <= 10_000:
+        raise check.fail(("rating", "elo"), f"expected a number (the anchor's or the pool mean's Elo), got {elo!r}")
+    bootstrap = check.integer(rating.get("bootstrap", 400), ("rating", "bootstrap"), 0, 100_000)
+    if 0 < bootstrap < 20:
+        raise check.fail(
+            ("rating", "bootstrap"), f"expected 0 (no intervals) or at least 20 resamples, got {bootstrap}"
+        )
+    interval_seed = rating.get("interval_seed", seed)
+    if isinstance(interval_seed, bool) or not isinstance(interval_seed, int | str):
+        raise check.fail(("rating", "interval_seed"), f"expected an integer or a string, got {interval_seed!r}")
+    return RatingConfig(anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed)
+
+
+def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotEntry:
+    kinds = ", ".join(BOT_KINDS)
+    bot = check.mapping(raw, path, BOT_KEYS, f"a name and one of {kinds}")
+    if "name" not in bot:
+        raise check.fail(path, f"missing key 'name': every bot needs a unique name (and one of {kinds})")
+    name = bot["name"]
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise check.fail(
+            (*path, "name"),
+            f"bad name {name!r}: expected 1-40 letters, digits, '_', '.' or '-', starting with a letter or digit",
+        )
+    given = [k for k in BOT_KINDS if k in bot]
+    if len(given) != 1:
+        what = "none" if not given else " and ".join(given)
+        raise check.fail(
+            (*path, given[1]) if len(given) > 1 else path, f"bot {name!r} has {what}: expected exactly one of {kinds}"
+        )
+    kind = given[0]
+    value = bot[kind]
+    vpath = (*path, kind)
+    if kind in ("builtin", "remote"):
+        for extra in ("cwd", "env"):
+            if extra in bot:
+                raise check.fail((*path, extra), f"{extra} applies to python and command bots only, not {kind}")
+
+    cwd: Path | None = None
+    if "cwd" in bot:
+        cwd_raw = check.string(bot["cwd"], (*path, "cwd"), "a folder path")
+        cwd = Path(cwd_raw).expanduser()
+        if not cwd.is_absolute():
+            cwd = base / cwd
+        if not cwd.is_dir():
+            raise check.fail((*path, "cwd"), f"folder {cwd} does not exist: expected the bot's working folder")
+    env: dict[str, str] = {}
+    if "env" in bot:
+        env_raw = bot["env"]
+        if not isinstance(env_raw, dict):
+            raise check.fail((*path, "env"), f"expected a mapping of VARIABLE: value, got {_kind(env_raw)}")
+        for key, val in env_raw.items():
+            if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+                raise check.fail((*path, "env"), f"bad variable name {key!r}: expected letters, digits and '_'")
+            if isinstance(val, bool) or not isinstance(val, str | int | float):
+                raise check.fail((*path, "env", key), f"expected a string or a number, got {_kind(val)}")
+            env[key] = str(val)
+
+    if kind == "builtin":
+        if not isinstance(value, str) or value not in BUILTIN_BOTS:
+            raise check.fail(vpath, f"no built-in bot {value!r}: expected one of {', '.join(sorted(BUILTIN_BOTS))}")
+        return BotEntry(name=name, kind="builtin", builtin=value)
+    if kind == "python":
+        spec = check.string(value, vpath, "a Python file (path/bot.py[:Class]) or module:Class")
+        return BotEntry(
+            name=name, kind="python", python=_python_spec(check, spec, vpath, cwd or base), cwd=cwd, env=env
+        )
+    if kind == "command":
+        argv = _command(check, value, vpath, cwd or base, env)
+        return BotEntry(name=name, kind="command", command=argv, cwd=cwd or base, env=env)
+    remote = check.mapping(value, vpath, REMOTE_KEYS, "the token the bot connects with")
+    if "token" not in remote:
+        raise check.fail(vpath, "missing key 'token': expected the token the remote bot connects with")
+    token = check.string(remote["token"], (*vpath, "token"), "a token string")
+    if not re.fullmatch(r"[!-~]{8,200}", token):
+        raise check.fail((*vpath, "token"), "expected 8-200 printable characters without spaces")
+    return BotEntry(name=name, kind="remote", token=token)
+
+
+def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
+    """Resolve ``file.py[:Class]`` against ``base`` and check it exists; check ``module:Class`` imports."""
+    target, _, cls = spec.partition(":")
+    if cls and not cls.isidentifier():
+        raise check.fail(path, f"{cls!r} is not a class name: expected path/bot.py[:Class] or module:Class")
+    if target.endswith(".py") or "/" in target or os.sep in target:
+        file = Path(target).expanduser()
+        if not file.is_absolute():
+            file = base / file
+        if not file.is_file():
+            raise check.fail(path, f"file {file} does not exist: expected a Python bot file (path/bot.py[:Class])")
+        return f"{file.resolve()}:{cls}" if cls else str(file.resolve())
+    if not cls:
+        raise check.fail(path, f"{spec!r} is neither a .py file nor module:Class: expected path/bot.py or module:Class")
+    if not all(part.isidentifier() for part in target.split(".")):
+        raise check.fail(path, f"{target!r} is not a module name: expected module:Class")
+    try:
+        found = importlib.util.find_spec(target)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise check.fail(path, f"module {target!r} cannot be found: expected an importable module:Class")
+    return spec
+
+
+def _command(check: _Checker, value: Any, path: Path_, cwd: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise check.fail(path, f"cannot split the command line: {exc}") from None
+    elif isinstance(value, list) and all(isinstance(a, str | int | float) and not isinstance(a, bool) for a in value):
+        argv = [str(a) for a in value]
+    else:
+        raise check.fail(path, f"expected a command line (a string or a list of strings), got {_kind(value)}")
+    if not argv or not argv[0]:
+        raise check.fail(path, "the command is empty: expected a program and its arguments")
+    program = argv[0]
+    if "/" in program or os.sep in program:
+        exe = Path(program).expanduser()
+        if not exe.is_absolute():
+            exe = cwd / exe
+        if not exe.is_file():
+            raise check.fail(path, f"program {exe} does not exist: expected an executable file")
+        if not os.access(exe, os.X_OK):
+            raise check.fail(path, f"program {exe} is not executable: expected an executable file (chmod +x)")
+    else:
+        search = env.get("PATH", os.environ.get("PATH", ""))
+        if shutil.which(program, path=search) is None:
+            raise check.fail(path, f"{program!r} is not a command found on PATH: expected an installed program")
+    return tuple(argv)

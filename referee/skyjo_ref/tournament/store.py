@@ -1,0 +1,290 @@
+"""The results store: one SQLite database (WAL) per tournament folder, plus the game records.
+
+Every finished game is committed, in one transaction, the moment it finishes:
+its record, and per seat the bot, final total, rank, strikes, forfeit and round
+scores. Nothing else holds results, so a run interrupted any way (Ctrl-C,
+kill -9, power loss) resumes from the store and plays only what is missing.
+
+The store remembers what makes its results comparable (rules, players per game,
+seed): a config that changes any of them is refused instead of mixing games
+that mean different things.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from skyjo_ref import records
+from skyjo_ref.tournament.schedule import GameId
+
+STORE_FORMAT: Final = "skyjo-tournament-store/1"
+DB_NAME: Final = "results.sqlite"
+RECORDS_DIR: Final = "games"
+STRIKE_REASONS: Final = ("timeout", "illegal")
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    key         TEXT PRIMARY KEY,   -- table/deal/rotation, see schedule.GameId
+    tbl         TEXT NOT NULL,      -- the table's bot names, sorted, joined by '+'
+    deal        INTEGER NOT NULL,
+    rotation    INTEGER NOT NULL,
+    seats       TEXT NOT NULL,      -- JSON list: bot names in seat order
+    deal_seed   TEXT NOT NULL,
+    record      TEXT NOT NULL,      -- the skyjo-game/1 record (JSON)
+    finished_at REAL NOT NULL,      -- unix time
+    duration_s  REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    game_key     TEXT NOT NULL REFERENCES games(key),
+    seat         INTEGER NOT NULL,
+    bot          TEXT NOT NULL,
+    total        INTEGER NOT NULL,
+    rank         INTEGER NOT NULL,
+    strikes      INTEGER NOT NULL,
+    forfeit      INTEGER NOT NULL,  -- 0 or 1
+    round_scores TEXT NOT NULL,     -- JSON list, one score per round
+    PRIMARY KEY (game_key, seat)
+);
+CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
+CREATE TABLE IF NOT EXISTS faults (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    at       REAL NOT NULL,
+    bot      TEXT NOT NULL,
+    game_key TEXT,
+    kind     TEXT NOT NULL,         -- crash, restart, start_failed, ...
+    detail   TEXT NOT NULL
+);
+"""
+
+
+class StoreError(ValueError):
+    """A folder that is not a usable store, or one whose results the config would contradict."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat of one stored game."""
+
+    bot: str
+    total: int
+    rank: int
+    strikes: int
+    forfeit: bool
+    round_scores: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    """A finished game as the tables need it."""
+
+    id: GameId
+    seats: tuple[SeatResult, ...]  # in seat order
+
+    @property
+    def winners(self) -> tuple[str, ...]:
+        return tuple(s.bot for s in self.seats if s.rank == 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    at: float
+    bot: str
+    game_key: str | None
+    kind: str
+    detail: str
+
+
+def seat_results(record: Mapping[str, Any], seats: Sequence[str]) -> tuple[SeatResult, ...]:
+    """Per-seat results read from a finished record (strikes: actions the referee played after a fault)."""
+    result = record["result"]
+    forfeits = set(result.get("forfeits", []))
+    meta = record.get("meta") or {}
+    meta_strikes = meta.get("strikes") if isinstance(meta, dict) else None
+    counted = [0] * len(seats)
+    for entry in record["rounds"]:
+        for action in entry["actions"]:
+            if action.get("auto") in STRIKE_REASONS:
+                counted[action["seat"]] += 1
+    if (
+        isinstance(meta_strikes, list)
+        and len(meta_strikes) == len(seats)
+        and all(isinstance(x, int) for x in meta_strikes)
+    ):
+        counted = [max(a, b) for a, b in zip(counted, meta_strikes)]
+    return tuple(
+        SeatResult(
+            bot=bot,
+            total=int(result["totals"][seat]),
+            rank=int(result["ranks"][seat]),
+            strikes=counted[seat],
+            forfeit=seat in forfeits,
+            round_scores=tuple(int(r["result"]["scores"][seat]) for r in record["rounds"]),
+        )
+        for seat, bot in enumerate(seats)
+    )
+
+
+class Store:
+    """One tournament folder: ``results.sqlite`` and ``games/*.json``."""
+
+    def __init__(self, folder: str | Path, create: bool = True) -> None:
+        self.folder = Path(folder)
+        self.db_path = self.folder / DB_NAME
+        self.records_dir = self.folder / RECORDS_DIR
+        if not create and not self.db_path.is_file():
+            raise StoreError(f"{self.folder}: no {DB_NAME} here: expected a tournament output folder")
+        try:
+            if create:
+                self.records_dir.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.db_path, isolation_level=None, timeout=30.0)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")  # a committed game survives a power loss
+            self.db.executescript(_SCHEMA)
+            found = self._meta().get("format")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{self.db_path}: cannot open the results store: {exc}") from None
+        if found is None:
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (STORE_FORMAT,))
+        elif found != STORE_FORMAT:
+            raise StoreError(f"{self.db_path}: store format {found!r}, expected {STORE_FORMAT!r}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- identity
+
+    def _meta(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+
+    def fingerprint(self) -> dict[str, Any] | None:
+        raw = self._meta().get("fingerprint")
+        return None if raw is None else dict(json.loads(raw))
+
+    def bind(self, fingerprint: Mapping[str, Any], what: str = "this config") -> None:
+        """Remember what the results mean; refuse a different meaning, saying what changed."""
+        stored = self.fingerprint()
+        wanted = json.loads(json.dumps(fingerprint, sort_keys=True))
+        if stored is None:
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (json.dumps(wanted, sort_keys=True),)
+            )
+            return
+        changed = [k for k in sorted(set(stored) | set(wanted)) if stored.get(k) != wanted.get(k)]
+        if changed:
+            detail = "; ".join(
+                f"{k}: stored {json.dumps(stored.get(k), sort_keys=True)}, "
+                f"{what} has {json.dumps(wanted.get(k), sort_keys=True)}"
+                for k in changed
+            )
+            raise StoreError(
+                f"{self.folder} holds results played with other settings ({detail}): "
+                "they cannot be mixed; use another output folder, or --new to set the old results aside"
+            )
+
+    def set_info(self, key: str, value: Any) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"info.{key}", json.dumps(value)))
+
+    def info(self, key: str) -> Any:
+        raw = self._meta().get(f"info.{key}")
+        return None if raw is None else json.loads(raw)
+
+    # ------------------------------------------------------------------- games
+
+    def finished_keys(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT key FROM games")}
+
+    def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> StoredGame:
+        """Check the record by replaying it, write its file, and commit the game (one transaction)."""
+        records.replay(record)  # a record that does not replay is never stored
+        seats = game.seats
+        if list(record["players"]) != list(seats):
+            raise StoreError(f"game {game.key}: the record's players {record['players']} are not {list(seats)}")
+        results = seat_results(record, seats)
+        text = records.dumps(record)
+        path = self.records_dir / game.file_name()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM seats WHERE game_key = ?", (game.key,))
+            self.db.execute(
+                "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    game.key,
+                    "+".join(game.table),
+                    game.deal,
+                    game.rotation,
+                    json.dumps(list(seats)),
+                    deal_seed,
+                    text,
+                    time.time(),
+                    duration_s,
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        game.key,
+                        seat,
+                        s.bot,
+                        s.total,
+                        s.rank,
+                        s.strikes,
+                        int(s.forfeit),
+                        json.dumps(list(s.round_scores)),
+                    )
+                    for seat, s in enumerate(results)
+                ],
+            )
+        return StoredGame(game, results)
+
+    def games(self) -> list[StoredGame]:
+        """Every stored game, in key order (so tables never depend on the finishing order)."""
+        by_game: dict[str, list[SeatResult]] = {}
+        rows = self.db.execute(
+            "SELECT game_key, bot, total, rank, strikes, forfeit, round_scores FROM seats ORDER BY game_key, seat"
+        )
+        for key, bot, total, rank, strikes, forfeit, rounds in rows:
+            by_game.setdefault(key, []).append(
+                SeatResult(bot, total, rank, strikes, bool(forfeit), tuple(json.loads(rounds)))
+            )
+        return [StoredGame(GameId.parse(key), tuple(seats)) for key, seats in sorted(by_game.items())]
+
+    def record(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT record FROM games WHERE key = ?", (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    # ------------------------------------------------------------------ faults
+
+    def add_fault(self, bot: str, kind: str, detail: str, game_key: str | None = None) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO faults (at, bot, game_key, kind, detail) VALUES (?, ?, ?, ?, ?)",
+                (time.time(), bot, game_key, kind, detail),
+            )
+
+    def faults(self) -> list[Fault]:
+        rows = self.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id")
+        return [Fault(*row) for row in rows]

@@ -1,0 +1,206 @@
+"""The tables of a tournament: Elo with intervals, per-bot statistics, head-to-head.
+
+Computed only from stored games (never from a run's memory), in game-key
+order, so the same store always gives the same tables: a resumed run and an
+uninterrupted one print identical numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from skyjo_ref.tournament import elo
+from skyjo_ref.tournament.store import StoredGame
+
+JSON_FORMAT: Final = "skyjo-tournament-tables/1"
+
+
+@dataclass(slots=True)
+class BotRow:
+    """One bot's line in the table."""
+
+    name: str
+    elo: float | None = None  # None until the bot has a game
+    elo_low: float | None = None
+    elo_high: float | None = None
+    games: int = 0
+    wins: float = 0.0  # a win shared by w players counts 1/w
+    total_sum: int = 0
+    rounds: int = 0
+    round_sum: int = 0
+    strikes: int = 0
+    forfeits: int = 0
+    pair_score: float = 0.0  # pairwise points (win 1, draw 0.5)
+    pair_games: int = 0
+
+    @property
+    def win_rate(self) -> float | None:
+        return self.wins / self.games if self.games else None
+
+    @property
+    def avg_total(self) -> float | None:
+        return self.total_sum / self.games if self.games else None
+
+    @property
+    def avg_round(self) -> float | None:
+        return self.round_sum / self.rounds if self.rounds else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "elo": _round(self.elo),
+            "elo_low": _round(self.elo_low),
+            "elo_high": _round(self.elo_high),
+            "games": self.games,
+            "wins": round(self.wins, 6),
+            "win_rate": _round(self.win_rate, 6),
+            "avg_total": _round(self.avg_total, 4),
+            "avg_round_score": _round(self.avg_round, 4),
+            "rounds": self.rounds,
+            "strikes": self.strikes,
+            "forfeits": self.forfeits,
+            "pair_score": round(self.pair_score, 6),
+            "pair_games": self.pair_games,
+        }
+
+
+@dataclass(slots=True)
+class HeadToHead:
+    """How ``bot`` fared against ``opponent`` in the games where both sat (pairwise, by rank)."""
+
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def score(self) -> float | None:
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "score": _round(self.score, 6),
+        }
+
+
+@dataclass(slots=True)
+class Tables:
+    """Everything the end of a tournament prints (and ``--json`` writes)."""
+
+    rows: list[BotRow]  # best Elo first
+    head_to_head: dict[str, dict[str, HeadToHead]]
+    games: int
+    blocks: int
+    anchor: str | None
+    anchor_elo: float
+    bootstrap: int
+    interval_seed: int | str
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        names = [r.name for r in self.rows]
+        return {
+            "format": JSON_FORMAT,
+            "games": self.games,
+            "duplicate_blocks": self.blocks,
+            "rating": {
+                "model": "bradley-terry",
+                "scale": "elo",
+                "anchor": self.anchor,
+                "anchor_elo": self.anchor_elo,
+                "pool_mean": self.anchor is None,
+                "interval": 0.95 if self.bootstrap else None,
+                "bootstrap_samples": self.bootstrap,
+                "interval_seed": self.interval_seed,
+                "prior_draws_per_pair": PRIOR,
+            },
+            "bots": [r.to_json() for r in self.rows],
+            "head_to_head": {
+                a: {b: self.head_to_head.get(a, {}).get(b, HeadToHead()).to_json() for b in names if b != a}
+                for a in names
+            },
+            "notes": list(self.notes),
+        }
+
+
+PRIOR: Final = 1.0
+
+
+def _round(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def compute(
+    games: Sequence[StoredGame],
+    bots: Iterable[str] = (),
+    anchor: str | None = None,
+    anchor_elo: float = 1500.0,
+    bootstrap: int = 0,
+    interval_seed: int | str = 0,
+) -> Tables:
+    """The tables over ``games``; ``bots`` adds rows for bots without games yet (e.g. at the start)."""
+    rows: dict[str, BotRow] = {}
+    for name in bots:
+        rows.setdefault(name, BotRow(name))
+    h2h: dict[str, dict[str, HeadToHead]] = {}
+    for game in games:
+        winners = sum(1 for s in game.seats if s.rank == 1)
+        for seat in game.seats:
+            row = rows.setdefault(seat.bot, BotRow(seat.bot))
+            row.games += 1
+            if seat.rank == 1:
+                row.wins += 1.0 / winners
+            row.total_sum += seat.total
+            row.rounds += len(seat.round_scores)
+            row.round_sum += sum(seat.round_scores)
+            row.strikes += seat.strikes
+            row.forfeits += int(seat.forfeit)
+        for a in game.seats:
+            for b in game.seats:
+                if a is b:
+                    continue
+                cell = h2h.setdefault(a.bot, {}).setdefault(b.bot, HeadToHead())
+                cell.games += 1
+                if a.rank < b.rank:
+                    cell.wins += 1
+                elif a.rank == b.rank:
+                    cell.draws += 1
+                else:
+                    cell.losses += 1
+    for name, row in rows.items():
+        for cell in h2h.get(name, {}).values():
+            row.pair_games += cell.games
+            row.pair_score += cell.wins + 0.5 * cell.draws
+
+    notes: list[str] = []
+    played = sorted(name for name, row in rows.items() if row.games)
+    used_anchor = anchor
+    if anchor is not None and anchor not in played:
+        notes.append(f"anchor {anchor!r} has no games yet: Elo is anchored at the pool mean instead")
+        used_anchor = None
+    data = elo.pair_data([(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games], played)
+    if len(played) >= 2:
+        ratings = elo.rate(data, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR)
+        for rating in ratings:
+            row = rows[rating.name]
+            row.elo, row.elo_low, row.elo_high = rating.elo, rating.low, rating.high
+    elif len(played) == 1:
+        rows[played[0]].elo = anchor_elo
+    ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
+    return Tables(
+        rows=ordered,
+        head_to_head=h2h,
+        games=len(games),
+        blocks=len(data.blocks),
+        anchor=used_anchor,
+        anchor_elo=anchor_elo,
+        bootstrap=bootstrap,
+        interval_seed=interval_seed,
+        notes=notes,
+    )
