@@ -174,6 +174,8 @@ def test_malformed_replies_say_what_is_expected() -> None:
     legal = (Action.draw(), Action.take())
     with pytest.raises(InvalidActionError, match=r"index 2 is out of range: expected 0-1 .*draw, take"):
         convert.reply_action(pb.DecisionReply(request_id=1, index=2), legal)
+    with pytest.raises(convert.BotGaveUpError, match="the bot could not decide: KeyError: 3"):
+        convert.reply_action(convert.error_reply(1, "KeyError: 3"), legal)
     with pytest.raises(InvalidActionError, match="chooses nothing"):
         convert.reply_action(pb.DecisionReply(request_id=1), legal)
     with pytest.raises(InvalidActionError, match="kind 0 is not an action"):

@@ -54,6 +54,10 @@ class ProtocolError(ValueError):
     """A protocol message that is missing something or holds an impossible value."""
 
 
+class BotGaveUpError(InvalidActionError):
+    """A reply that says the bot could not decide (``DecisionReply.error``)."""
+
+
 # ------------------------------------------------------------------ enum tables
 
 _ACTION_KIND_TO_PB: Final = {
@@ -146,6 +150,11 @@ def action_from_proto(msg: pb.Action) -> Action:
     return Action(kind, pos)
 
 
+def error_reply(request_id: int, reason: str) -> pb.DecisionReply:
+    """A reply that gives up on a decision and says why (the referee strikes at once)."""
+    return pb.DecisionReply(request_id=request_id, error=reason[:500])
+
+
 def reply_to_proto(request_id: int, action: Action, legal_actions: Sequence[Action] = ()) -> pb.DecisionReply:
     """A reply by index when ``action`` is among ``legal_actions``, else spelled out."""
     try:
@@ -158,7 +167,8 @@ def reply_action(msg: pb.DecisionReply, legal_actions: Sequence[Action]) -> Acti
     """The legal action a reply chose.
 
     Raises :class:`InvalidActionError` for a malformed reply (no choice, an
-    index out of range, an action that spells nothing) and
+    index out of range, an action that spells nothing), its subclass
+    :class:`BotGaveUpError` when the bot says it could not decide, and
     :class:`IllegalActionError` for a well-formed action that is not legal now.
     """
     which = msg.WhichOneof("choice")
@@ -175,6 +185,8 @@ def reply_action(msg: pb.DecisionReply, legal_actions: Sequence[Action]) -> Acti
         if action not in legal_actions:
             raise IllegalActionError(f"{action} is not legal now: expected one of {legal_text}")
         return action
+    if which == "error":
+        raise BotGaveUpError(f"the bot could not decide: {msg.error[:500]}")
     raise InvalidActionError("the reply chooses nothing: set DecisionReply.index or DecisionReply.action")
 
 

@@ -95,14 +95,16 @@ class Hello(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
 
 class DecisionReply(_message.Message):
-    __slots__ = ("request_id", "index", "action")
+    __slots__ = ("request_id", "index", "action", "error")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     index: int
     action: Action
-    def __init__(self, request_id: _Optional[int] = ..., index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    error: str
+    def __init__(self, request_id: _Optional[int] = ..., index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
     __slots__ = ("welcome", "game_start", "decision", "event", "round_result", "game_over", "strike")
