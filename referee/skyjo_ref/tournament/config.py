@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import yaml
-from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError
+from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl
 
 from skyjo_ref.bots import BUILTIN_BOTS
 
@@ -54,16 +54,6 @@ REMOTE_KEYS: Final = ("token",)
 
 class ConfigError(ValueError):
     """A config file that cannot be used; the message says where and what is expected."""
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControlConfig:
-    """Per-decision limit, per-game bank, strikes before forfeit, reconnect grace (ms)."""
-
-    decision_ms: int = 1000
-    bank_ms: int = 60_000
-    max_strikes: int = 3
-    grace_ms: int = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +114,7 @@ class TournamentConfig:
     deals: int
     seed: int | str
     concurrency: int
-    time_control: TimeControlConfig
+    time_control: TimeControl
     output: Path
     referee: RefereeConfig
     rating: RatingConfig
@@ -372,17 +362,17 @@ def _rules(check: _Checker, raw: Any) -> Rules:
         raise check.fail(("rules",), f"bad rules: {exc}") from None
 
 
-def _time_control(check: _Checker, raw: Any) -> TimeControlConfig:
+def _time_control(check: _Checker, raw: Any) -> TimeControl:
+    """The referee's time control; 0 means no limit (decision_ms, bank_ms) or never (max_strikes)."""
     if raw is None:
         raw = {}
     tc = check.mapping(raw, ("time_control",), TIME_KEYS, "decision_ms, bank_ms, max_strikes, grace_ms")
-    defaults = TimeControlConfig()
-    return TimeControlConfig(
-        decision_ms=check.integer(tc.get("decision_ms", defaults.decision_ms), ("time_control", "decision_ms"), 1),
-        bank_ms=check.integer(tc.get("bank_ms", defaults.bank_ms), ("time_control", "bank_ms"), 0),
-        max_strikes=check.integer(tc.get("max_strikes", defaults.max_strikes), ("time_control", "max_strikes"), 1),
-        grace_ms=check.integer(tc.get("grace_ms", defaults.grace_ms), ("time_control", "grace_ms"), 0),
-    )
+    defaults = TimeControl()
+    values = {
+        key: check.integer(tc.get(key, getattr(defaults, key)), ("time_control", key), 0, 24 * 3600 * 1000)
+        for key in TIME_KEYS
+    }
+    return TimeControl(**values)
 
 
 _ADDRESS: Final = re.compile(r"^(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")

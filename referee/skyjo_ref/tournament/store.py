@@ -106,22 +106,26 @@ class Fault:
 
 
 def seat_results(record: Mapping[str, Any], seats: Sequence[str]) -> tuple[SeatResult, ...]:
-    """Per-seat results read from a finished record (strikes: actions the referee played after a fault)."""
+    """Per-seat results read from a finished record.
+
+    Strikes are the referee's list in ``meta.strikes`` (one entry per strike,
+    with its seat) when the record has one, else the actions it played for a
+    seat after a timeout or an illegal answer (``auto``).
+    """
     result = record["result"]
     forfeits = set(result.get("forfeits", []))
-    meta = record.get("meta") or {}
-    meta_strikes = meta.get("strikes") if isinstance(meta, dict) else None
     counted = [0] * len(seats)
-    for entry in record["rounds"]:
-        for action in entry["actions"]:
-            if action.get("auto") in STRIKE_REASONS:
-                counted[action["seat"]] += 1
-    if (
-        isinstance(meta_strikes, list)
-        and len(meta_strikes) == len(seats)
-        and all(isinstance(x, int) for x in meta_strikes)
-    ):
-        counted = [max(a, b) for a, b in zip(counted, meta_strikes)]
+    meta = record.get("meta")
+    listed = meta.get("strikes") if isinstance(meta, dict) else None
+    if isinstance(listed, list) and all(isinstance(e, dict) and isinstance(e.get("seat"), int) for e in listed):
+        for entry in listed:
+            if 0 <= entry["seat"] < len(seats):
+                counted[entry["seat"]] += 1
+    else:
+        for rnd in record["rounds"]:
+            for action in rnd["actions"]:
+                if action.get("auto") in STRIKE_REASONS:
+                    counted[action["seat"]] += 1
     return tuple(
         SeatResult(
             bot=bot,

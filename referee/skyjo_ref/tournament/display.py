@@ -1,0 +1,178 @@
+"""Rendering for tournaments: live progress while games run, and the final tables.
+
+On a terminal, a Rich progress bar (games done of total, rate, ETA) above a live
+standings table, on stderr; elsewhere (CI logs, pipes) one plain line per
+finished game. The final tables are Rich tables, also readable as plain text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from skyjo_ref.tournament.store import StoredGame
+from skyjo_ref.tournament.tables import Tables
+
+
+def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:.{digits}f}{suffix}"
+
+
+def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> Table:
+    """The Elo table: one row per bot, best first."""
+    anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
+    caption = None if live else f"Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+    table = Table(title=title, caption=caption, caption_justify="left", header_style="bold")
+    table.add_column("#", justify="right")
+    table.add_column("bot")
+    table.add_column("Elo", justify="right")
+    if not live and tables.bootstrap:
+        table.add_column("95% interval", justify="right")
+    for name in ("games", "wins", "win %", "avg total", "avg round"):
+        table.add_column(name, justify="right")
+    if not live:
+        table.add_column("strikes", justify="right")
+        table.add_column("forfeits", justify="right")
+    for place, row in enumerate(tables.rows, 1):
+        cells = [str(place), row.name, _fmt(row.elo, 0)]
+        if not live and tables.bootstrap:
+            interval = "-" if row.elo_low is None or row.elo_high is None else f"{row.elo_low:.0f} .. {row.elo_high:.0f}"
+            cells.append(interval)
+        cells += [
+            str(row.games),
+            f"{row.wins:g}",
+            _fmt(None if row.win_rate is None else 100 * row.win_rate, 1),
+            _fmt(row.avg_total, 1),
+            _fmt(row.avg_round, 2),
+        ]
+        if not live:
+            cells += [str(row.strikes), str(row.forfeits)]
+        table.add_row(*cells)
+    return table
+
+
+def head_to_head_table(tables: Tables) -> Table:
+    """Row bot's pairwise score against column bot, in % (a draw counts half)."""
+    names = [r.name for r in tables.rows]
+    table = Table(
+        title="head to head",
+        caption="row's pairwise score % against column (draws half); games per pair in --json",
+        caption_justify="left",
+        header_style="bold",
+    )
+    table.add_column("")
+    for name in names:
+        table.add_column(name, justify="right")
+    for a in names:
+        cells: list[str] = [a]
+        for b in names:
+            cell = tables.head_to_head.get(a, {}).get(b)
+            cells.append("" if a == b else "-" if cell is None or cell.score is None else f"{100 * cell.score:.1f}")
+        table.add_row(*cells)
+    return table
+
+
+def render_tables(console: Console, tables: Tables, title: str) -> None:
+    console.print(elo_table(tables, title=title))
+    if len(tables.rows) > 1:
+        console.print(head_to_head_table(tables))
+    for note in tables.notes:
+        console.print(f"note: {note}", highlight=False)
+
+
+class RichObserver:
+    """A progress bar and a live standings table (a terminal on stderr)."""
+
+    def __init__(self, console: Console, standings: Callable[[], Tables], refresh_s: float = 1.0) -> None:
+        self.console = console
+        self.standings = standings
+        self.refresh_s = refresh_s
+        self.progress = Progress(
+            TextColumn("[bold]games"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self.task = self.progress.add_task("games", total=None, rate="")
+        self.live: Live | None = None
+        self._table: RenderableType = Text("")
+        self._last = 0.0
+        self._t0 = time.monotonic()
+        self._played = 0
+
+    def started(self, total: int, done: int, to_play: int) -> None:
+        self.progress.update(self.task, total=total, completed=done)
+        self._t0 = time.monotonic()
+        self._table = elo_table(self.standings(), live=True)
+        if to_play:
+            self.live = Live(self._group(), console=self.console, refresh_per_second=4, transient=False)
+            self.live.start()
+
+    def _group(self) -> Group:
+        return Group(self.progress, self._table)
+
+    def game_finished(self, game: StoredGame, done: int, total: int) -> None:
+        self._played += 1
+        rate = self._played / max(time.monotonic() - self._t0, 1e-9)
+        self.progress.update(self.task, completed=done, rate=f"{rate:.2f} games/s")
+        now = time.monotonic()
+        if now - self._last >= self.refresh_s or done == total:
+            self._last = now
+            self._table = elo_table(self.standings(), live=True)
+            if self.live is not None:
+                self.live.update(self._group())
+
+    def note(self, message: str) -> None:
+        self.console.print(f"note: {message}", highlight=False)
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+class LineObserver:
+    """One plain line per finished game, for logs that are not terminals."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._t0 = time.monotonic()
+        self._played = 0
+        self._width = 1
+
+    def started(self, total: int, done: int, to_play: int) -> None:
+        self._t0 = time.monotonic()
+        self._width = len(str(total))
+        self.console.print(
+            f"tournament: {total} games scheduled, {done} already stored, {to_play} to play", highlight=False
+        )
+
+    def game_finished(self, game: StoredGame, done: int, total: int) -> None:
+        self._played += 1
+        elapsed = time.monotonic() - self._t0
+        rate = self._played / max(elapsed, 1e-9)
+        eta = (total - done) / rate if rate > 0 else 0.0
+        seats = ", ".join(f"{s.bot} {s.total}" + (" (forfeit)" if s.forfeit else "") for s in game.seats)
+        winners = "+".join(game.winners)
+        self.console.print(
+            f"[{done:>{self._width}}/{total}] deal {game.id.deal} rotation {game.id.rotation}: {seats}; "
+            f"won by {winners} ({rate:.2f} games/s, ETA {eta:.0f} s)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+
+    def note(self, message: str) -> None:
+        self.console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+
+    def stop(self) -> None:
+        pass

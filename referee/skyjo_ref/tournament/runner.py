@@ -1,0 +1,181 @@
+"""Runs a tournament: the games the store lacks, on a referee, ``concurrency`` at a time.
+
+The tournament is a client of the referee: each game is one ``StartMatch``
+(one game, seats already rotated, seed = the deal's seed) followed by
+``WatchMatch`` for its record, which is committed to the store before anything
+else happens. The referee is started in-process on a loopback port, or is a
+running one named by address.
+
+Managed bots (Python files, command lines) run as processes started once and
+reused: one process plays one game at a time, and a bot gets more processes
+when concurrent games need it. A process that dies is restarted and the fault
+recorded; a bot that cannot be kept running stops the run (exit 3), keeping
+every finished game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from skyjo_ref.tournament.config import BotEntry, TournamentConfig
+from skyjo_ref.tournament.schedule import GameId, deal_seed, schedule
+from skyjo_ref.tournament.store import Store, StoredGame
+from skyjo_ref.tournament.tables import Tables, compute
+
+
+class TournamentUnfinished(RuntimeError):
+    """The run stopped before its end (a bot or the referee failed); finished games are kept."""
+
+
+def fingerprint(config: TournamentConfig) -> dict[str, Any]:
+    """What the stored results mean: a store refuses a config that changes any of it."""
+    return {
+        "rules": config.rules.options(),
+        "players_per_game": config.players_per_game,
+        "seed": config.seed,
+    }
+
+
+def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None = None) -> Tables:
+    """The tables over every stored game, rated as the config says."""
+    rating = config.rating
+    return compute(
+        store.games(),
+        bots=config.bot_names,
+        anchor=rating.anchor,
+        anchor_elo=rating.elo,
+        bootstrap=rating.bootstrap if bootstrap is None else bootstrap,
+        interval_seed=rating.interval_seed,
+    )
+
+
+class Observer(Protocol):
+    """What a display is told while a tournament runs (all calls on the event loop)."""
+
+    def started(self, total: int, done: int, to_play: int) -> None: ...
+
+    def game_finished(self, game: StoredGame, done: int, total: int) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class QuietObserver:
+    def started(self, total: int, done: int, to_play: int) -> None:
+        pass
+
+    def game_finished(self, game: StoredGame, done: int, total: int) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What a run did."""
+
+    total: int  # games in the schedule
+    already: int  # stored before this run
+    played: int  # finished in this run
+    seconds: float
+    extra_games: int = 0  # stored games outside the current schedule (older bots or deals)
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------- the referee
+
+
+class GameBackend(Protocol):
+    """Plays one game on a referee and returns its record (see :mod:`.backend`)."""
+
+    async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
+BackendFactory = Callable[[TournamentConfig, Store, Observer], "contextlib.AbstractAsyncContextManager[GameBackend]"]
+
+
+async def run(
+    config: TournamentConfig,
+    store: Store,
+    observer: Observer | None = None,
+    backend: BackendFactory | None = None,
+    concurrency: int | None = None,
+) -> RunSummary:
+    """Play every scheduled game the store lacks; every finished game is committed as it finishes."""
+    observer = observer or QuietObserver()
+    started = time.monotonic()
+    games = schedule(config.bot_names, config.players_per_game, config.deals)
+    done = store.finished_keys()
+    todo = [g for g in games if g.key not in done]
+    scheduled = {g.key for g in games}
+    extra = len(done - scheduled)
+    summary = RunSummary(total=len(games), already=len(games) - len(todo), played=0, seconds=0.0, extra_games=extra)
+    if extra:
+        summary.notes.append(
+            f"the store also holds {extra} games outside this config's schedule (bots or deals no longer "
+            "listed); the tables include them"
+        )
+    observer.started(len(games), summary.already, len(todo))
+    if not todo:
+        summary.seconds = time.monotonic() - started
+        return summary
+    if backend is None:
+        from skyjo_ref.tournament.backend import referee_backend
+
+        backend = referee_backend
+    slots = concurrency or config.concurrency
+    queue: asyncio.Queue[GameId] = asyncio.Queue()
+    for game in todo:
+        queue.put_nowait(game)
+    finished = summary.already
+
+    async with backend(config, store, observer) as referee:
+
+        async def worker() -> None:
+            nonlocal finished
+            while True:
+                try:
+                    game = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                seed = deal_seed(config.seed, game.deal)
+                seats = [(name, config.bot(name)) for name in game.seats]
+                t0 = time.monotonic()
+                record = await referee.play(seats, seed, game)
+                stored = store.add_game(game, seed, record, time.monotonic() - t0)
+                finished += 1
+                summary.played += 1
+                observer.game_finished(stored, finished, len(games))
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(slots, len(todo)))]
+        try:
+            await _first_failure(workers)
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+async def _first_failure(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Wait for every task; the first one to fail stops the others and its error is raised."""
+    pending = set(tasks)
+    while pending:
+        finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+        for task in finished:
+            error = task.exception()
+            if error is not None:
+                raise error
+
+
+@contextlib.asynccontextmanager
+async def _nothing() -> AsyncIterator[None]:
+    yield None
