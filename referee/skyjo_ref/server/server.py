@@ -1,0 +1,500 @@
+"""The referee server: BotService (bots take seats) and MatchService (start and follow matches).
+
+A ``grpc.aio`` server: one event loop holds every bot stream and every game
+(a sync server would hold a thread per stream). It knows nothing of
+tournaments; the match runner (``skyjo_ref.match``) plays the games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+import yaml
+from grpc.aio import EOF  # type: ignore[attr-defined]
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer as AsyncHealthServicer
+from grpc_reflection.v1alpha import reflection
+from skyjo_bot import convert
+from skyjo_bot.types import RulesError, TimeControl
+from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
+
+from skyjo_ref.match import GamePlan, MatchSpec, MatchSpecError, Seat, SeatSpec, builtin_seat, run_match
+from skyjo_ref.match.runner import new_seed
+from skyjo_ref.records import dumps
+from skyjo_ref.server.session import RemoteSeat, Session, Stream
+
+log = logging.getLogger(__name__)
+
+#: How long a new Play stream may take to send its Hello.
+HELLO_TIMEOUT_S: Final = 30.0
+
+
+_CONFIG_KEYS: Final = ("address", "control_token", "tokens", "time_control", "max_message_bytes")
+
+
+class ConfigError(ValueError):
+    """A server config that cannot be used; the message names the key and what is expected."""
+
+
+@dataclass(slots=True)
+class ServerConfig:
+    """How a referee runs. ``address`` port 0 picks a free port (tests, ``match``)."""
+
+    address: str = "127.0.0.1:50051"
+    control_token: str | None = None  # None: a fresh random one
+    tokens: Mapping[str, str] = field(default_factory=dict)  # bot name -> token, known from the start
+    time_control: TimeControl = field(default_factory=TimeControl)  # for matches that set none
+    max_message_bytes: int = 64 * 1024
+    keepalive_time_ms: int = 20_000  # the server pings an idle connection this often
+    keepalive_timeout_ms: int = 10_000  # and drops it when the ping is not answered in this time
+    min_client_ping_ms: int = 10_000  # clients may ping at most this often (more is a GOAWAY)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ServerConfig:
+        """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes)."""
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        return cls.from_mapping(data or {}, str(path))
+
+    @classmethod
+    def from_mapping(cls, data: Any, where: str = "config") -> ServerConfig:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping of {', '.join(_CONFIG_KEYS)}")
+        unknown = sorted(set(data) - set(_CONFIG_KEYS))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r}: expected one of {', '.join(_CONFIG_KEYS)}")
+        config = cls()
+        if "address" in data:
+            config.address = _expect(data["address"], str, where, "address", "HOST:PORT")
+        if "control_token" in data:
+            config.control_token = _expect(data["control_token"], str, where, "control_token", "a string")
+        if "tokens" in data:
+            tokens = data["tokens"]
+            if not isinstance(tokens, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and v for k, v in tokens.items()
+            ):
+                raise ConfigError(f"{where}: tokens: expected a mapping of bot name to token string")
+            config.tokens = dict(tokens)
+        if "time_control" in data:
+            config.time_control = time_control_from_mapping(data["time_control"], f"{where}: time_control")
+        if "max_message_bytes" in data:
+            config.max_message_bytes = _expect(data["max_message_bytes"], int, where, "max_message_bytes", "an integer")
+        return config
+
+
+def _expect(value: Any, kind: type, where: str, key: str, what: str) -> Any:
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ConfigError(f"{where}: {key}: expected {what}, got {value!r}")
+    return value
+
+
+def time_control_from_mapping(data: Any, where: str = "time_control") -> TimeControl:
+    """A :class:`TimeControl` from ``{decision_ms, bank_ms, max_strikes, grace_ms}`` (missing keys: defaults)."""
+    names = [f.name for f in dataclasses.fields(TimeControl)]
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping of {', '.join(names)}")
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}: expected one of {', '.join(names)}")
+    try:
+        return TimeControl(**data)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+@dataclass(slots=True)
+class _Match:
+    id: str
+    spec: MatchSpec
+    finished: list[tuple[int, str]] = field(default_factory=list)  # (game index, record JSON)
+    done: bool = False
+    error: str = ""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+def _bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+    for key, value in context.invocation_metadata() or ():
+        if key.lower() == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+class RefereeServer:
+    """A referee: ``await start()``, read ``address`` and ``control_token``, ``await stop(grace)``.
+
+    Bots connect to BotService with a bot token (``config.tokens``, or
+    :meth:`issue_token` / MatchService.IssueToken); matches start through
+    MatchService with the control token, or directly with :meth:`start_match`.
+    """
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        self.control_token = self.config.control_token or secrets.token_urlsafe(24)
+        self.sessions: dict[str, Session] = {}
+        for name, token in self.config.tokens.items():
+            self.sessions[token] = Session(token, name)
+        self.matches: dict[str, _Match] = {}
+        self.request_ids = itertools.count(1)  # unique across the server: a token cannot guess another's
+        self._match_ids = itertools.count(1)
+        self._server: grpc.aio.Server | None = None
+        self._health: AsyncHealthServicer | None = None
+        self.address = ""
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        c = self.config
+        options = [
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", c.max_message_bytes),
+            ("grpc.keepalive_time_ms", c.keepalive_time_ms),
+            ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", c.min_client_ping_ms),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.http2.max_ping_strikes", 2),
+        ]
+        server = grpc.aio.server(options=options)
+        pb_grpc.add_BotServiceServicer_to_server(_BotService(self), server)  # type: ignore[no-untyped-call]
+        pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
+        self._health = AsyncHealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        names = (
+            pb.DESCRIPTOR.services_by_name["BotService"].full_name,
+            pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+        try:
+            port = server.add_insecure_port(c.address)
+        except RuntimeError as exc:
+            raise OSError(f"cannot listen on {c.address}: {exc}") from None
+        if port == 0:
+            raise OSError(f"cannot listen on {c.address}: the address is in use or invalid")
+        await server.start()
+        for name in names[:3]:
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        host = c.address.rsplit(":", 1)[0] or "127.0.0.1"
+        if host in ("0.0.0.0", "[::]", "::"):
+            host = "127.0.0.1"
+        self.port = port
+        self.address = f"{host}:{port}"
+        self._server = server
+        log.info("referee listening on %s", self.address)
+
+    async def stop(self, grace: float | None = 1.0) -> None:
+        """Stop matches and streams (finished games are already reported), then the server."""
+        if self._health is not None:
+            await self._health.enter_graceful_shutdown()
+        for match in self.matches.values():
+            if match.task is not None and not match.task.done():
+                match.task.cancel()
+        for match in list(self.matches.values()):
+            if match.task is not None:
+                await asyncio.gather(match.task, return_exceptions=True)
+        for session in self.sessions.values():
+            if session.stream is not None:
+                session.stream.close()  # OK: the session is over (the SDK exits 0)
+        if self._server is not None:
+            await self._server.stop(grace)
+            self._server = None
+
+    async def wait_for_termination(self) -> None:
+        if self._server is not None:
+            await self._server.wait_for_termination()
+
+    # ------------------------------------------------------------------ tokens
+
+    def issue_token(self, name: str) -> str:
+        token = secrets.token_urlsafe(18)
+        self.sessions[token] = Session(token, name or "bot")
+        return token
+
+    def session(self, token: str) -> Session | None:
+        return self.sessions.get(token)
+
+    async def wait_connected(self, token: str, timeout_s: float) -> bool:
+        """True once a bot holds a live stream with ``token`` (False after ``timeout_s``)."""
+        session = self.sessions.get(token)
+        if session is None:
+            raise KeyError(f"unknown token for {token[:4]}...")
+        return await session.wait_connected(timeout_s)
+
+    # ------------------------------------------------------------------ matches
+
+    def start_match(self, spec: MatchSpec) -> str:
+        """Check and start a match in the background; returns its id. :class:`MatchSpecError` if unplayable."""
+        spec.check()
+        for i, seat in enumerate(spec.seats):
+            if seat.token is not None and seat.token not in self.sessions:
+                raise MatchSpecError(
+                    f"seat {i} ({seat.name!r}): unknown bot token: issue one with IssueToken "
+                    "(or give it to the referee with --token NAME=TOKEN)"
+                )
+        if not spec.seed:
+            spec = dataclasses.replace(spec, seed=new_seed())
+        match_id = f"m{next(self._match_ids)}"
+        match = _Match(match_id, spec)
+        self.matches[match_id] = match
+        match.task = asyncio.create_task(self._run(match))
+        return match_id
+
+    async def _run(self, match: _Match) -> None:
+        seed = match.spec.seed
+
+        async def make_seat(seat: SeatSpec, plan: GamePlan, slot: int) -> Seat:
+            if seat.builtin is not None:
+                return builtin_seat(seat, seed, plan, slot)
+            assert seat.token is not None
+            session = self.sessions[seat.token]
+            await session.lock.acquire()  # one game at a time per token
+            return RemoteSeat(session, seat.name, release_lock=True)
+
+        async def on_game(index: int, record: dict[str, Any]) -> None:
+            match.finished.append((index, dumps(record)))
+            match.notify()
+
+        try:
+            await run_match(match.spec, make_seat, on_game, match_id=match.id, request_ids=self.request_ids)
+        except asyncio.CancelledError:
+            match.error = "the referee stopped before the match finished"
+        except Exception as exc:
+            log.exception("match %s failed", match.id)
+            match.error = f"the match stopped: {type(exc).__name__}: {exc}"
+        finally:
+            match.done = True
+            match.notify()
+
+    async def watch(self, match_id: str) -> AsyncIterator[tuple[int, str] | tuple[None, str]]:
+        """Every finished game as ``(index, record JSON)`` (earlier ones first), then ``(None, error)``."""
+        match = self.matches.get(match_id)
+        if match is None:
+            raise KeyError(match_id)
+        sent = 0
+        while True:
+            changed = match.changed
+            while sent < len(match.finished):
+                yield match.finished[sent]
+                sent += 1
+            if match.done:
+                yield (None, match.error)
+                return
+            await changed.wait()
+
+
+# ---------------------------------------------------------------------- services
+
+
+class _BotService(pb_grpc.BotServiceServicer):
+    def __init__(self, referee: RefereeServer) -> None:
+        self.referee = referee
+
+    async def Play(
+        self, request_iterator: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        token = _bearer(context)
+        if token is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "missing bot token: send the metadata header 'authorization: Bearer <token>'",
+            )
+        session = self.referee.sessions.get(token or "")
+        if session is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unknown bot token: use a token the referee issued (MatchService.IssueToken, "
+                "or serve --token NAME=TOKEN)",
+            )
+        assert session is not None
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:.0f} s: send Hello first"
+            )
+            return
+        if first is EOF:
+            return
+        assert isinstance(first, pb.PlayRequest)
+        if first.WhichOneof("message") != "hello":
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the first message must be Hello (name, version, protocol_version "
+                f"{convert.PROTOCOL_VERSION}), got {first.WhichOneof('message') or 'an empty PlayRequest'}",
+            )
+        hello = first.hello
+        if hello.protocol_version not in (0, convert.PROTOCOL_VERSION):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"protocol_version {hello.protocol_version} is not spoken here: this referee speaks "
+                f"{convert.PROTOCOL_VERSION}",
+            )
+        stream = Stream(context.peer())
+        stream.send(convert.welcome(session.name))
+        session.attach(stream, hello)
+        log.debug("token %s connected from %s", session.name, stream.peer)
+        reader = asyncio.create_task(self._read(context, session, stream))
+        writer = asyncio.create_task(self._write(context, stream))
+        try:
+            await stream.closed.wait()
+        finally:
+            reader.cancel()
+            writer.cancel()
+            session.detach(stream)
+            log.debug("token %s stream closed: %s", session.name, stream.detail or "by the bot")
+        if stream.status is not None:
+            await context.abort(stream.status, stream.detail)
+
+    @staticmethod
+    async def _read(context: grpc.aio.ServicerContext[Any, Any], session: Session, stream: Stream) -> None:
+        try:
+            while not stream.closed.is_set():
+                message = await context.read()
+                if message is EOF:
+                    break
+                assert isinstance(message, pb.PlayRequest)
+                session.on_message(stream, message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the call broke (oversize message, reset...): the stream is gone
+            log.debug("token %s: read ended: %s", session.name, exc)
+        stream.close()
+
+    @staticmethod
+    async def _write(context: grpc.aio.ServicerContext[Any, Any], stream: Stream) -> None:
+        try:
+            while True:
+                message = await stream.outbox.get()
+                await context.write(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("write ended: %s", exc)
+            stream.close()
+
+
+class _MatchService(pb_grpc.MatchServiceServicer):
+    def __init__(self, referee: RefereeServer) -> None:
+        self.referee = referee
+
+    async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        token = _bearer(context)
+        if token is None or not secrets.compare_digest(token, self.referee.control_token):
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "MatchService needs the referee's control token: 'authorization: Bearer <control token>'",
+            )
+
+    async def IssueToken(
+        self, request: pb.IssueTokenRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.IssueTokenResponse:
+        await self._authorize(context)
+        return pb.IssueTokenResponse(token=self.referee.issue_token(request.name[:100]))
+
+    async def StartMatch(
+        self, request: pb.StartMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.StartMatchResponse:
+        await self._authorize(context)
+        try:
+            spec = spec_from_proto(request, self.referee.config.time_control)
+            match_id = self.referee.start_match(spec)
+        except (MatchSpecError, RulesError, ValueError) as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.StartMatchResponse(match_id=match_id)
+
+    async def WatchMatch(
+        self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WatchMatchResponse]:
+        await self._authorize(context)
+        if request.match_id not in self.referee.matches:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this referee")
+        finished = 0
+        async for index, payload in self.referee.watch(request.match_id):
+            if index is None:
+                yield pb.WatchMatchResponse(match_finished=pb.MatchFinished(games=finished, error=payload))
+                return
+            finished += 1
+            yield pb.WatchMatchResponse(game_finished=pb.GameFinished(index=index, record_json=payload))
+
+
+# ---------------------------------------------------------------------- conversions
+
+
+def time_control_or_default(msg: pb.TimeControl, default: TimeControl) -> TimeControl:
+    """Fields left at 0 take the referee's default."""
+    return TimeControl(
+        decision_ms=msg.decision_ms or default.decision_ms,
+        bank_ms=msg.bank_ms or default.bank_ms,
+        max_strikes=msg.max_strikes or default.max_strikes,
+        grace_ms=msg.grace_ms or default.grace_ms,
+    )
+
+
+def spec_from_proto(msg: pb.StartMatchRequest, default_tc: TimeControl) -> MatchSpec:
+    seats = []
+    for i, seat in enumerate(msg.seats):
+        which = seat.WhichOneof("player")
+        if which == "builtin":
+            seats.append(SeatSpec(seat.name or seat.builtin, builtin=seat.builtin))
+        elif which == "token":
+            seats.append(SeatSpec(seat.name or f"seat {i}", token=seat.token))
+        else:
+            raise MatchSpecError(f"seat {i} ({seat.name!r}) names no player: set SeatSpec.builtin or SeatSpec.token")
+    return MatchSpec(
+        seats=tuple(seats),
+        rules=convert.rules_from_proto(msg.rules),
+        time_control=time_control_or_default(msg.time_control, default_tc),
+        games=msg.games,
+        seed=msg.seed,
+        rotate_seats=msg.rotate_seats,
+        concurrency=max(1, msg.concurrency),
+    )
+
+
+def spec_to_proto(spec: MatchSpec) -> pb.StartMatchRequest:
+    seats = [
+        pb.SeatSpec(name=s.name, builtin=s.builtin)
+        if s.builtin is not None
+        else pb.SeatSpec(name=s.name, token=s.token)
+        for s in spec.seats
+    ]
+    return pb.StartMatchRequest(
+        seats=seats,
+        rules=convert.rules_to_proto(spec.rules),
+        time_control=convert.time_control_to_proto(spec.time_control),
+        games=spec.games,
+        seed=spec.seed,
+        rotate_seats=spec.rotate_seats,
+        concurrency=spec.concurrency,
+    )
+
+
+def record_from_json(text: str) -> dict[str, Any]:
+    data = json.loads(text)
+    assert isinstance(data, dict)
+    return data

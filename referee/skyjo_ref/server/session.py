@@ -1,0 +1,343 @@
+"""Bot sessions on the referee: one per token, one live stream, one game at a time.
+
+A :class:`Session` is what a bot token stands for. Its :class:`Stream` is the
+live Play call (a newer call with the same token replaces it: a reconnect).
+While the token holds a seat, a :class:`RemoteSeat` bridges the match runner
+and the stream: it sends the seat's messages and turns replies into answers.
+
+Reply rules (docs/referee.md): a reply is accepted only for the pending
+request id of this token's seat, once. A reply to a request id that is
+already settled (answered, or timed out and played for) is ignored: a late or
+duplicate answer costs nothing. Any other message (an unknown request id,
+a reply when no decision is due, a second Hello, an empty message) is a
+``malformed`` strike. Unexpected messages also draw on a small per-stream
+budget; a stream that floods past it is closed with RESOURCE_EXHAUSTED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Final
+
+import grpc
+from skyjo_bot import convert
+from skyjo_bot.types import Action, Event, GameResult, GameStart, IllegalActionError, InvalidActionError, Strike
+from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+
+from skyjo_ref.match.seat import DISCONNECTED, ILLEGAL, MALFORMED, TIMEOUT, Answer, Decision, Fault, FaultHandler, Seat
+
+log = logging.getLogger(__name__)
+
+#: Messages queued for a bot that does not read them before its stream is closed.
+OUTBOX_LIMIT: Final = 10_000
+#: Unexpected messages a stream may send in a burst, and how fast that budget refills (per second).
+FLOOD_BURST: Final = 30.0
+FLOOD_REFILL_PER_S: Final = 5.0
+#: Settled request ids remembered per token, so a late duplicate is ignored rather than struck.
+RECENT_IDS: Final = 256
+
+
+class Stream:
+    """One live Play call: a bounded outbox the call's writer drains, and a close reason."""
+
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.outbox: asyncio.Queue[pb.PlayResponse] = asyncio.Queue(maxsize=OUTBOX_LIMIT)
+        self.closed = asyncio.Event()
+        self.status: grpc.StatusCode | None = None
+        self.detail = ""
+        self._budget = FLOOD_BURST
+        self._budget_at = time.monotonic()
+
+    def send(self, message: pb.PlayResponse) -> None:
+        """Queue a message without ever blocking the game; a bot that stops reading is cut off."""
+        if self.closed.is_set():
+            return
+        try:
+            self.outbox.put_nowait(message)
+        except asyncio.QueueFull:
+            self.close(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot left {OUTBOX_LIMIT} messages unread: read the stream as messages arrive",
+            )
+
+    def close(self, status: grpc.StatusCode | None = None, detail: str = "") -> None:
+        if not self.closed.is_set():
+            self.status, self.detail = status, detail
+            self.closed.set()
+
+    def spend(self) -> bool:
+        """Take one unexpected message from the flood budget; False when it is exhausted."""
+        now = time.monotonic()
+        self._budget = min(FLOOD_BURST, self._budget + (now - self._budget_at) * FLOOD_REFILL_PER_S)
+        self._budget_at = now
+        self._budget -= 1
+        return self._budget >= 0
+
+
+class Session:
+    """What one bot token stands for: its live stream, its hello, and the seat it holds."""
+
+    def __init__(self, token: str, name: str) -> None:
+        self.token = token
+        self.name = name
+        self.bot_name = ""
+        self.version = ""
+        self.stream: Stream | None = None
+        self.seat: RemoteSeat | None = None
+        self.lock = asyncio.Lock()  # held by a game for its whole length: one game at a time
+        self.recent: deque[int] = deque(maxlen=RECENT_IDS)
+        self.connections = 0
+        self._changed = asyncio.Event()
+
+    @property
+    def connected(self) -> bool:
+        return self.stream is not None
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def wait_connected(self, timeout_s: float) -> bool:
+        """Wait until a stream is live (at most ``timeout_s``); True when it is."""
+        deadline = time.monotonic() + timeout_s
+        while self.stream is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except TimeoutError:
+                return self.stream is not None
+        return True
+
+    def attach(self, stream: Stream, hello: pb.Hello) -> None:
+        """A new stream said Hello: it replaces any older one, and the seat catches up on it."""
+        old = self.stream
+        self.stream = stream
+        self.bot_name, self.version = hello.name[:100], hello.version[:100]
+        self.connections += 1
+        if old is not None:
+            old.close(grpc.StatusCode.ABORTED, "replaced by a newer Play stream with the same token")
+        self._notify()
+        if self.seat is not None:
+            self.seat.reconnected(stream)
+
+    def detach(self, stream: Stream) -> None:
+        if self.stream is stream:
+            self.stream = None
+            self._notify()
+
+    def send(self, message: pb.PlayResponse) -> None:
+        if self.stream is not None:
+            self.stream.send(message)
+
+    def on_message(self, stream: Stream, message: pb.PlayRequest) -> None:
+        """One message from the bot (after its Hello)."""
+        kind = message.WhichOneof("message")
+        seat = self.seat
+        if kind == "reply":
+            reply = message.reply
+            rid = reply.request_id
+            if seat is not None and seat.take_reply(rid, reply):
+                return
+            if rid in self.recent:
+                log.debug("token %s: reply to settled request %d ignored", self.name, rid)
+                return
+            answered = f"a reply to request_id {rid} ({describe_reply(reply)})"
+            if seat is None:
+                detail = f"{answered}, but this token holds no seat in a game now: reply only to DecisionRequests"
+            elif seat.pending_id is not None:
+                detail = f"{answered}, but the pending decision is request_id {seat.pending_id}"
+            else:
+                detail = f"{answered}, but no decision is due for you now: wait for a DecisionRequest"
+            fault = Fault(MALFORMED, detail, rid, answered)
+        else:
+            what = "a second Hello" if kind == "hello" else "an empty PlayRequest"
+            detail = f"{what}: Hello is sent once, first on a stream; after it send only DecisionReply messages"
+            fault = Fault(MALFORMED, detail, 0, what)
+        if not stream.spend():
+            stream.close(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many unexpected messages (more than {FLOOD_BURST:.0f} at once); last: {detail}",
+            )
+            return
+        if seat is not None and not seat.benched:
+            seat.report(fault)
+        elif seat is None:
+            stream.send(
+                pb.PlayResponse(strike=pb.Strike(request_id=fault.request_id, reason=fault.reason, detail=detail))
+            )
+
+
+def describe_reply(reply: pb.DecisionReply) -> str:
+    """What a reply chose, in words, for strike messages and records."""
+    which = reply.WhichOneof("choice")
+    if which == "index":
+        return f"index {reply.index}"
+    if which == "action":
+        try:
+            return f"action {convert.action_from_proto(reply.action)}"
+        except InvalidActionError:
+            pos = reply.action.pos if reply.action.HasField("pos") else None
+            return f"action kind={reply.action.kind} pos={pos}"
+    if which == "error":
+        return f"error {reply.error[:200]!r}"
+    return "no choice"
+
+
+class _Pending:
+    __slots__ = ("decision", "future", "sent_on")
+
+    def __init__(self, decision: Decision, future: asyncio.Future[pb.DecisionReply]) -> None:
+        self.decision = decision
+        self.future = future
+        self.sent_on: Stream | None = None
+
+
+class RemoteSeat(Seat):
+    """A seat played by a bot connected over gRPC with the session's token.
+
+    The decision clock runs only while the bot is connected: a disconnection
+    is governed by the grace period instead (the pending decision is sent
+    again, same request id, on the new stream, with the time that was left).
+    """
+
+    def __init__(self, session: Session, name: str, *, release_lock: bool = False) -> None:
+        self.session = session
+        self.name = name
+        self.version = session.version
+        self.benched = False
+        self._release_lock = release_lock
+        self._start: GameStart | None = None
+        self._grace_s = 0.0
+        self._pending: _Pending | None = None
+        self._on_fault: FaultHandler | None = None
+
+    @property
+    def pending_id(self) -> int | None:
+        return self._pending.decision.request_id if self._pending is not None else None
+
+    def set_fault_handler(self, handler: FaultHandler) -> None:
+        self._on_fault = handler
+
+    def report(self, fault: Fault) -> None:
+        if self._on_fault is not None:
+            self._on_fault(fault)
+
+    async def open(self, start: GameStart) -> bool:
+        self._start = start
+        tc = start.time_control
+        self._grace_s = (tc.grace_ms if tc is not None else 0) / 1000
+        self.session.seat = self
+        if self.session.stream is not None:
+            self.session.send(pb.PlayResponse(game_start=convert.game_start_to_proto(start)))
+            return True
+        if not await self.session.wait_connected(self._grace_s):
+            return False
+        self.version = self.session.version  # reconnected() sent GameStart on the new stream
+        return True
+
+    def reconnected(self, stream: Stream) -> None:
+        """A new stream: tell it which game it is in; :meth:`decide` re-sends the pending request."""
+        if self._start is not None:
+            stream.send(pb.PlayResponse(game_start=convert.game_start_to_proto(self._start)))
+
+    def take_reply(self, request_id: int, reply: pb.DecisionReply) -> bool:
+        pending = self._pending
+        if self.benched or pending is None or pending.decision.request_id != request_id or pending.future.done():
+            return False
+        pending.future.set_result(reply)
+        return True
+
+    async def decide(self, decision: Decision) -> Answer:
+        session = self.session
+        loop = asyncio.get_running_loop()
+        pending = _Pending(decision, loop.create_future())
+        self._pending = pending
+        limit = decision.time_left_ms
+        used = 0.0  # ms of connected time so far
+        try:
+            while True:
+                stream = session.stream
+                if stream is None:
+                    if not await session.wait_connected(self._grace_s):
+                        return Answer(
+                            None,
+                            used,
+                            DISCONNECTED,
+                            "nothing (disconnected)",
+                            f"disconnected for longer than the grace period ({self._grace_s * 1000:.0f} ms)",
+                        )
+                    continue
+                if pending.sent_on is not stream:
+                    pending.sent_on = stream
+                    stream.send(
+                        pb.PlayResponse(
+                            decision=convert.decision_request_to_proto(
+                                decision.request_id, decision.game_id, decision.view, int(limit - used)
+                            )
+                        )
+                    )
+                started = time.perf_counter()
+                closed = asyncio.ensure_future(stream.closed.wait())
+                try:
+                    await asyncio.wait(
+                        (pending.future, closed), timeout=max(0.0, limit - used) / 1000, return_when="FIRST_COMPLETED"
+                    )
+                finally:
+                    closed.cancel()
+                used += (time.perf_counter() - started) * 1000
+                if pending.future.done():
+                    return self._answer(decision, pending.future.result(), used)
+                if session.stream is stream and not stream.closed.is_set():
+                    return Answer(
+                        None,
+                        used,
+                        TIMEOUT,
+                        "nothing",
+                        f"no answer within the limit of {limit} ms (waited {used:.0f} ms)",
+                    )
+                # the stream went away: wait for a reconnect (the clock stops meanwhile)
+        finally:
+            self._pending = None
+            if not pending.future.done():
+                pending.future.cancel()
+            session.recent.append(decision.request_id)
+
+    def _answer(self, decision: Decision, reply: pb.DecisionReply, used: float) -> Answer:
+        answered = describe_reply(reply)
+        try:
+            action: Action = convert.reply_action(reply, decision.view.legal_actions)
+        except (InvalidActionError, IllegalActionError) as exc:
+            return Answer(None, used, ILLEGAL, answered, str(exc))
+        return Answer(action, used, answered=answered)
+
+    def events(self, game_id: str, events: Sequence[Event]) -> None:
+        stream = self.session.stream
+        if stream is None:
+            return  # a reconnecting bot gets GameStart and its pending decision; the view says the rest
+        for event in events:
+            message = convert.event_response(event, game_id)
+            if message is not None:
+                stream.send(message)
+
+    def strike(self, strike: Strike) -> None:
+        self.session.send(pb.PlayResponse(strike=convert.strike_to_proto(strike)))
+
+    def forfeited(self) -> None:
+        self.benched = True
+
+    def game_over(self, result: GameResult) -> None:
+        self.session.send(pb.PlayResponse(game_over=convert.game_over_to_proto(result)))
+
+    async def close(self) -> None:
+        if self.session.seat is self:
+            self.session.seat = None
+        if self._release_lock and self.session.lock.locked():
+            self._release_lock = False
+            self.session.lock.release()
