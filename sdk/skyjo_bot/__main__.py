@@ -1,0 +1,73 @@
+"""``python -m skyjo_bot run SPEC``: play a bot on a skyjo-ref referee.
+
+SPEC is ``path/to/bot.py``, ``path/to/bot.py:ClassName`` or
+``package.module:ClassName``. The referee's address and the bot's token come
+from ``--addr``/``--token`` or ``SKYJO_ADDR``/``SKYJO_TOKEN``.
+
+Exit codes: 0 the session ended (the referee closed it, or SIGINT/SIGTERM);
+1 the referee refused the session or could not be reached; 2 bad usage (no
+such file, no bot, no address or token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused, run
+from skyjo_bot.loader import SPEC_HELP, BotSpecError, load_bot
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m skyjo_bot", description="Run a Skyjo bot on a skyjo-ref referee.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run_cmd = commands.add_parser("run", help="connect a bot to a referee and play until the session ends")
+    run_cmd.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
+    run_cmd.add_argument("--addr", help="referee address HOST:PORT (default: $SKYJO_ADDR)")
+    run_cmd.add_argument("--token", help="the bot's token (default: $SKYJO_TOKEN)")
+    run_cmd.add_argument("--name", help="the name sent in Hello (default: the bot's name)")
+    run_cmd.add_argument(
+        "--inline", action="store_true", help="call decide on the network thread (lowest latency, for instant bots)"
+    )
+    run_cmd.add_argument(
+        "--give-up", type=float, default=60.0, metavar="SECONDS", help="stop reconnecting after this long (default 60)"
+    )
+    run_cmd.add_argument("-v", "--verbose", action="count", default=0, help="-v: info, -vv: every message")
+    args = parser.parse_args(argv)
+
+    logging.basicConfig(
+        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        bot = load_bot(args.spec)
+    except BotSpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.name:
+        bot.name = args.name
+    try:
+        BotClient(bot, args.addr, args.token)  # checks address and token before anything runs
+        stats = run(bot, args.addr, args.token, inline=args.inline, give_up_after=args.give_up)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (SessionRefused, ConnectionLost) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    logging.getLogger("skyjo_bot").info(
+        "played %d games, %d decisions (%d decide errors, %d strikes)",
+        stats.games,
+        stats.decisions,
+        stats.decide_errors,
+        stats.strikes,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,451 @@
+"""Run a :class:`~skyjo_bot.Bot` against a skyjo-ref referee over gRPC.
+
+An asyncio core (:class:`BotClient`) with a synchronous face (:func:`run`):
+
+    from skyjo_bot import run
+    run(MyBot())                      # address and token from SKYJO_ADDR / SKYJO_TOKEN
+
+The client opens one ``BotService.Play`` stream, says Hello and plays game
+after game: it calls the bot's ``on_game_start``, ``decide``, ``on_event`` and
+``on_game_over`` and answers each DecisionRequest with its request id.
+
+- The bot's code runs in one worker thread, in message order, so a slow
+  ``decide`` never stalls the connection (set ``inline=True`` for bots that
+  answer in microseconds and want the lowest latency).
+- When the stream drops, the client reconnects with exponential backoff and
+  jitter; the referee re-sends the pending decision and the client answers it
+  again (from the answer it already computed, if any) without a second
+  ``decide`` call. It gives up after ``give_up_after`` seconds without a
+  session.
+- If ``decide`` raises (or returns something that is not an Action), the error
+  is logged with the decision, and the client replies ``DecisionReply.error``
+  with the exception's text: the referee strikes the seat at once and plays
+  its default action, and the record says why. The process goes on.
+- It ends cleanly when the referee ends the session (stream status OK), on
+  SIGINT/SIGTERM (with :func:`run`) or on :meth:`BotClient.stop`. A refused
+  session (bad token, replaced by another connection with the same token,
+  unsupported protocol) raises :class:`SessionRefused`; giving up raises
+  :class:`ConnectionLost`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import queue
+import random
+import signal
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+import grpc
+import grpc.aio
+from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+
+from skyjo_bot import convert
+from skyjo_bot.bot import Bot
+from skyjo_bot.types import Action, GameStart, Rules, View
+
+log = logging.getLogger("skyjo_bot")
+
+PLAY_METHOD: Final = "/skyjo.v1.BotService/Play"
+
+#: Channel options: detect a dead referee, cap message sizes far below the 4 MiB default.
+CHANNEL_OPTIONS: Final[list[tuple[str, Any]]] = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.max_receive_message_length", 1 << 20),
+    ("grpc.max_send_message_length", 64 << 10),
+    ("grpc.enable_retries", 0),
+]
+
+#: Statuses after which reconnecting cannot help.
+_FATAL: Final = {
+    grpc.StatusCode.UNAUTHENTICATED: "the referee refused the token",
+    grpc.StatusCode.PERMISSION_DENIED: "the referee refused the token",
+    grpc.StatusCode.INVALID_ARGUMENT: "the referee refused the session",
+    grpc.StatusCode.FAILED_PRECONDITION: "the referee refused the session",
+    grpc.StatusCode.UNIMPLEMENTED: "the server at this address is not a skyjo-ref referee",
+    grpc.StatusCode.ABORTED: "another connection with the same token replaced this one",
+}
+
+T = TypeVar("T")
+
+
+class SessionRefused(Exception):
+    """The referee refused or ended the session for good (bad token, replaced, ...)."""
+
+
+class ConnectionLost(Exception):
+    """No session could be (re)established within the give-up time."""
+
+
+@dataclass
+class Stats:
+    """What a client did, for logs and tests."""
+
+    games: int = 0
+    decisions: int = 0
+    decide_errors: int = 0
+    strikes: int = 0
+    sessions: int = 0  # streams that got a Welcome (1 + reconnects)
+
+
+class _Worker:
+    """One daemon thread that runs the bot's code in submission order.
+
+    Daemon, so a bot stuck in ``decide`` never keeps the process alive after
+    a shutdown was asked for.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], asyncio.Future[Any]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="skyjo-bot-worker", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._jobs.put((fn, future))
+        return future
+
+    def close(self) -> None:
+        self._jobs.put(None)
+
+    def _loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, future = job
+            loop = future.get_loop()
+            try:
+                result = fn()
+            except BaseException as exc:
+                self._deliver(loop, future, None, exc)
+            else:
+                self._deliver(loop, future, result, None)
+
+    @staticmethod
+    def _deliver(
+        loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, exc: BaseException | None
+    ) -> None:
+        def settle() -> None:
+            if future.done():
+                return
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle)
+
+
+class BotClient:
+    """Plays ``bot`` on the referee at ``addr`` with ``token`` until the session ends.
+
+    ``addr`` and ``token`` default to the environment variables ``SKYJO_ADDR``
+    and ``SKYJO_TOKEN``.
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        addr: str | None = None,
+        token: str | None = None,
+        *,
+        version: str | None = None,
+        inline: bool = False,
+        give_up_after: float = 60.0,
+        backoff_base: float = 0.1,
+        backoff_max: float = 5.0,
+    ) -> None:
+        addr = addr or os.environ.get("SKYJO_ADDR", "")
+        token = token or os.environ.get("SKYJO_TOKEN", "")
+        if not addr:
+            raise ValueError("no referee address: pass --addr HOST:PORT or set SKYJO_ADDR")
+        if not token:
+            raise ValueError("no bot token: pass --token TOKEN or set SKYJO_TOKEN (skyjo-ref serve issues tokens)")
+        self.bot = bot
+        self.addr = addr.removeprefix("grpc://")
+        self._token = token
+        self.version = version if version is not None else str(getattr(bot, "version", ""))
+        self.inline = inline
+        self.give_up_after = give_up_after
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.stats = Stats()
+        self.seat_name = ""
+        self._games: dict[str, GameStart] = {}
+        # request id -> the reply being computed or computed (kept for re-sent requests)
+        self._answers: OrderedDict[int, asyncio.Future[pb.DecisionReply]] = OrderedDict()
+        self._latest_request = 0
+        self._struck: set[int] = set()
+        self._worker: _Worker | None = None
+        self._stop: asyncio.Event | None = None
+        self._call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] | None = None
+
+    # ------------------------------------------------------------------ public
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to end: the stream is closed and run returns (call from the loop's thread)."""
+        if self._stop is not None:
+            self._stop.set()
+        if self._call is not None:
+            self._call.cancel()
+
+    async def run(self) -> None:
+        """Play until the referee ends the session or :meth:`stop` is called."""
+        self._stop = asyncio.Event()
+        self._worker = None if self.inline else _Worker()
+        attempt = 0
+        lost_since = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                welcomed_before = self.stats.sessions
+                outcome = await self._one_session()
+                if outcome == "closed" or self._stop.is_set():
+                    return
+                if self.stats.sessions > welcomed_before:
+                    attempt, lost_since = 0, time.monotonic()
+                waited = time.monotonic() - lost_since
+                if waited > self.give_up_after:
+                    raise ConnectionLost(
+                        f"no session with the referee at {self.addr} for {waited:.0f} s ({outcome}): giving up"
+                    )
+                delay = min(self.backoff_max, self.backoff_base * 2**attempt) * random.uniform(0.5, 1.0)
+                attempt += 1
+                log.warning("stream to %s lost (%s); reconnecting in %.2f s", self.addr, outcome, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), delay)
+        finally:
+            if self._worker is not None:
+                self._worker.close()
+
+    # ------------------------------------------------------------------ one stream
+
+    async def _one_session(self) -> str:
+        """One Play stream, until it ends; returns ``"closed"`` or why it broke (raises when fatal)."""
+        assert self._stop is not None
+        channel = grpc.aio.insecure_channel(self.addr, options=CHANNEL_OPTIONS)
+        play = channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=pb.PlayRequest.SerializeToString,
+            response_deserializer=pb.PlayResponse.FromString,
+        )
+        call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] = play(
+            None, metadata=(("authorization", f"Bearer {self._token}"),)
+        )
+        self._call = call
+        write_lock = asyncio.Lock()
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            await call.write(convert.hello(self.bot.name, self.version))
+            log.debug("-> hello name=%s version=%s", self.bot.name, self.version)
+            async for msg in call:
+                task = await self._handle(msg, call, write_lock)
+                if task is not None:
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+            code = await call.code()
+            if code == grpc.StatusCode.OK:
+                log.info("the referee ended the session")
+                return "closed"
+            return f"stream ended with {code.name}"
+        except grpc.aio.AioRpcError as exc:
+            if self._stop.is_set():
+                return "stopped"
+            fatal = _FATAL.get(exc.code())
+            if fatal is not None:
+                raise SessionRefused(f"{fatal}: {exc.code().name}: {exc.details()}") from None
+            return f"{exc.code().name}: {exc.details()}"
+        except asyncio.CancelledError:
+            if self._stop.is_set():
+                return "stopped"
+            raise
+        finally:
+            self._call = None
+            call.cancel()
+            for task in tasks:
+                task.cancel()
+            await channel.close(None)
+
+    async def _handle(
+        self,
+        msg: pb.PlayResponse,
+        call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse],
+        write_lock: asyncio.Lock,
+    ) -> asyncio.Task[None] | None:
+        kind = msg.WhichOneof("message")
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("<- %s %s", kind, str(getattr(msg, kind or "welcome")).replace("\n", " ")[:400])
+        if kind == "decision":
+            request = msg.decision
+            self._latest_request = max(self._latest_request, request.request_id)
+            task = asyncio.create_task(self._answer(request, call, write_lock))
+            return task
+        if kind == "event":
+            try:
+                event = convert.event_from_proto(msg.event)
+            except convert.ProtocolError as exc:
+                log.debug("skipping event: %s", exc)
+                return None
+            self._hook(self.bot.on_event, event)
+        elif kind == "game_start":
+            start = convert.game_start_from_proto(msg.game_start)
+            if start.game_id not in self._games:  # a re-sent GameStart after a reconnect is not news
+                self._games[start.game_id] = start
+                self._hook(self.bot.on_game_start, start)
+        elif kind == "round_result":
+            self._hook(self.bot.on_event, convert.round_result_from_proto(msg.round_result))
+        elif kind == "game_over":
+            result = convert.game_over_from_proto(msg.game_over)
+            self._games.pop(result.game_id, None)
+            self.stats.games += 1
+            self._hook(self.bot.on_event, convert.game_end_event(result))
+            self._hook(self.bot.on_game_over, result)
+        elif kind == "strike":
+            strike = convert.strike_from_proto(msg.strike)
+            self._struck.add(strike.request_id)
+            self.stats.strikes += 1
+            log.warning(
+                "strike %d/%d in game %s (request %d, %s): %s; the referee played %s",
+                strike.strikes,
+                strike.max_strikes,
+                strike.game_id,
+                strike.request_id,
+                strike.reason,
+                strike.detail,
+                strike.played if strike.played is not None else "nothing",
+            )
+        elif kind == "welcome":
+            self.seat_name = msg.welcome.seat_name
+            self.stats.sessions += 1
+            log.info(
+                "connected to %s as %r (protocol %d)", self.addr, msg.welcome.seat_name, msg.welcome.protocol_version
+            )
+        else:
+            log.debug("skipping unknown message %r", kind)
+        return None
+
+    # ------------------------------------------------------------------ the bot's code
+
+    def _hook(self, fn: Callable[[Any], None], arg: Any) -> None:
+        """Call a bot hook in order with decisions; its errors are logged, never fatal."""
+
+        def call() -> None:
+            try:
+                fn(arg)
+            except Exception:
+                log.exception("%s.%s raised on %r", type(self.bot).__name__, fn.__name__, arg)
+
+        if self._worker is None:
+            call()
+        else:
+            self._worker.submit(call)
+
+    async def _answer(
+        self,
+        request: pb.DecisionRequest,
+        call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse],
+        write_lock: asyncio.Lock,
+    ) -> None:
+        rid = request.request_id
+        future = self._answers.get(rid)
+        if future is None:  # a re-sent request reuses the answer being (or already) computed
+            future = asyncio.ensure_future(self._decide(request))
+            self._answers[rid] = future
+            while len(self._answers) > 8:
+                self._answers.popitem(last=False)
+        reply = await asyncio.shield(future)
+        if rid in self._struck or rid < self._latest_request:
+            log.warning("decision %d came too late (the referee moved on); not sent", rid)
+            return
+        async with write_lock:
+            try:
+                await call.write(pb.PlayRequest(reply=reply))
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError) as exc:
+                log.debug("reply %d not sent, the stream is gone: %s", rid, exc)
+                return
+        log.debug("-> reply %d %s", rid, str(reply).replace("\n", " "))
+
+    async def _decide(self, request: pb.DecisionRequest) -> pb.DecisionReply:
+        rid = request.request_id
+        start = self._games.get(request.game_id)
+        if start is None:
+            log.warning(
+                "decision %d for game %r that never started here; guessing players and rules", rid, request.game_id
+            )
+            n = len(request.view.grids)
+            start = GameStart(request.game_id, request.view.seat, tuple(f"seat {i}" for i in range(n)), Rules())
+        try:
+            view = convert.decision_request_from_proto(request, start)
+        except ValueError as exc:
+            log.error("decision %d is malformed: %s", rid, exc)
+            return convert.error_reply(rid, f"the bot could not read the request: {exc}")
+        self.stats.decisions += 1
+        try:
+            answer: object
+            if self._worker is None:
+                answer = self.bot.decide(view)
+            else:
+                answer = await self._worker.submit(lambda: self.bot.decide(view))
+            action = await answer if inspect.isawaitable(answer) else answer  # an async def decide
+            if not isinstance(action, Action):
+                raise TypeError(f"decide returned {action!r}, expected an Action (one of view.legal_actions)")
+        except Exception as exc:
+            self.stats.decide_errors += 1
+            log.exception("decide raised on decision %d (%s)", rid, _describe(view))
+            return convert.error_reply(rid, f"{type(exc).__name__}: {exc}")
+        if action not in view.legal_actions:
+            log.warning("decide chose %s, which is not legal in decision %d (%s)", action, rid, _describe(view))
+        return convert.reply_to_proto(rid, action, view.legal_actions)
+
+
+def _describe(view: View) -> str:
+    return (
+        f"game round {view.round}, seat {view.seat}, {view.decision.value}, hand {view.hand}, "
+        f"legal: {', '.join(str(a) for a in view.legal_actions)}"
+    )
+
+
+# ---------------------------------------------------------------------- sync face
+
+
+def run(
+    bot: Bot,
+    addr: str | None = None,
+    token: str | None = None,
+    **options: Any,
+) -> Stats:
+    """Play ``bot`` on a referee until the session ends; SIGINT and SIGTERM end it cleanly.
+
+    Blocking; returns the client's :class:`Stats`. Options are those of :class:`BotClient`.
+    """
+    client = BotClient(bot, addr, token, **options)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        installed: list[signal.Signals] = []
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, _on_signal, client, sig)
+                    installed.append(sig)
+        try:
+            await client.run()
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+
+    asyncio.run(main())
+    return client.stats
+
+
+def _on_signal(client: BotClient, sig: signal.Signals) -> None:
+    log.info("%s: closing the session", sig.name)
+    client.stop()

@@ -1,0 +1,135 @@
+"""Helpers for the SDK and Node bot tests: a real referee on loopback, real bot subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skyjo_bot.types import Rules, TimeControl
+from skyjo_ref.match import MatchSpec, SeatSpec
+from skyjo_ref.server.server import RefereeServer, ServerConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL_BOT = ROOT / "examples" / "python" / "minimal_bot.py"
+NODE_DIR = ROOT / "examples" / "node"
+
+#: Generous: these machines are shared and loaded.
+RELAXED = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
+
+
+@dataclass
+class BotProcess:
+    """A bot started as a subprocess, with its stderr collected."""
+
+    name: str
+    token: str
+    proc: asyncio.subprocess.Process
+    stderr: list[str] = field(default_factory=list)
+    _reader: asyncio.Task[None] | None = None
+
+    async def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, then wait; returns the exit code (kills and fails if it hangs)."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = await asyncio.wait_for(self.proc.wait(), timeout)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+            raise AssertionError(f"bot {self.name} did not exit within {timeout} s of SIGTERM") from None
+        if self._reader is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._reader, 5)
+        return code
+
+    def text(self) -> str:
+        return "".join(self.stderr)
+
+
+async def start_bot(
+    argv: Sequence[str], name: str, token: str, addr: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> BotProcess:
+    full_env = {**os.environ, "SKYJO_ADDR": addr, "SKYJO_TOKEN": token, "PYTHONUNBUFFERED": "1", **(env or {})}
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        env=full_env,
+        cwd=str(cwd or ROOT),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    bot = BotProcess(name, token, proc)
+
+    async def read() -> None:
+        assert proc.stderr is not None
+        async for line in proc.stderr:
+            bot.stderr.append(line.decode(errors="replace"))
+
+    bot._reader = asyncio.create_task(read())
+    return bot
+
+
+def sdk_argv(spec: str | Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "skyjo_bot", "run", str(spec), *extra]
+
+
+@contextlib.asynccontextmanager
+async def referee(time_control: TimeControl = RELAXED) -> AsyncIterator[RefereeServer]:
+    server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=time_control))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop(0.5)
+
+
+async def play_match(
+    server: RefereeServer,
+    seats: Sequence[SeatSpec],
+    games: int,
+    *,
+    seed: str = "sdk-test",
+    rules: Rules | None = None,
+    time_control: TimeControl = RELAXED,
+    timeout: float = 90.0,
+) -> list[dict[str, Any]]:
+    """Start a match and return its records in game order; fails on a match error."""
+    spec = MatchSpec(
+        seats=tuple(seats),
+        rules=rules or Rules.from_dict({"end_score": 60}),
+        time_control=time_control,
+        games=games,
+        seed=seed,
+    )
+    match_id = server.start_match(spec)
+    records: dict[int, dict[str, Any]] = {}
+
+    async def follow() -> str:
+        async for index, payload in server.watch(match_id):
+            if index is None:
+                return payload
+            records[index] = json.loads(payload)
+        return "watch ended without a result"
+
+    error = await asyncio.wait_for(follow(), timeout)
+    assert error == "", f"match failed: {error}"
+    return [records[i] for i in sorted(records)]
+
+
+def autos(record: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """(round, action index, auto tag) of every action the referee chose for a seat."""
+    return [
+        (r, i, action["auto"])
+        for r, rnd in enumerate(record["rounds"])
+        for i, action in enumerate(rnd["actions"])
+        if "auto" in action
+    ]

@@ -1,0 +1,344 @@
+"""The Python SDK against a real referee on loopback: subprocess bots, reconnects, faults, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sdk_harness import MINIMAL_BOT, ROOT, autos, play_match, referee, sdk_argv, start_bot
+from skyjo_bot import Action, Bot, View
+from skyjo_bot.client import BotClient, SessionRefused
+from skyjo_bot.loader import BotSpecError, load_bot
+from skyjo_ref.match import SeatSpec
+from skyjo_ref.records import replay
+
+# ---------------------------------------------------------------------- a TCP proxy we can cut
+
+
+class CuttableProxy:
+    """Forwards TCP to the referee; :meth:`cut` drops every live connection (a network failure)."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.rsplit(":", 1)
+        self.target = (host, int(port))
+        self.address = ""
+        self.connections = 0
+        self.down_bytes = 0  # referee -> bot
+        self.cut_after_bytes: int | None = None
+        self.cuts = 0
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.address = f"127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def stop(self) -> None:
+        self._drop()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def cut(self) -> None:
+        self.cuts += 1
+        self._drop()
+
+    def _drop(self) -> None:
+        for writer in list(self._writers):
+            transport = writer.transport
+            transport.abort()
+        self._writers.clear()
+
+    async def _serve(self, bot_reader: asyncio.StreamReader, bot_writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            ref_reader, ref_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            bot_writer.close()
+            return
+        self._writers |= {bot_writer, ref_writer}
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, down: bool) -> None:
+            with contextlib.suppress(OSError, ConnectionError):
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    if down:
+                        self.down_bytes += len(data)
+                        if self.cut_after_bytes is not None and self.down_bytes >= self.cut_after_bytes:
+                            self.cut_after_bytes = None
+                            self.cut()
+                            return
+                    await writer.drain()
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.close()
+
+        await asyncio.gather(pipe(bot_reader, ref_writer, False), pipe(ref_reader, bot_writer, True))
+        self._writers -= {bot_writer, ref_writer}
+
+
+# ---------------------------------------------------------------------- full matches
+
+
+def test_two_sdk_subprocess_bots_play_a_match(tmp_path: Path) -> None:
+    decorated = tmp_path / "lowest.py"
+    decorated.write_text(
+        "from skyjo_bot import Action, View, bot\n\n"
+        "@bot\n"
+        "def lowest(view: View) -> Action:\n"
+        "    return view.legal_actions[-1]\n"
+    )
+
+    async def main() -> None:
+        async with referee() as server:
+            t1, t2 = server.issue_token("minimal"), server.issue_token("lowest")
+            b1 = await start_bot(sdk_argv(MINIMAL_BOT), "minimal", t1, server.address)
+            b2 = await start_bot(sdk_argv(f"{decorated}:lowest", "-v"), "lowest", t2, server.address)
+            records = await play_match(server, [SeatSpec.of_token(t1, "minimal"), SeatSpec.of_token(t2, "lowest")], 3)
+            assert [b1.proc.returncode, b2.proc.returncode] == [None, None], "bots stay up between games"
+            assert await b1.stop() == 0
+            assert await b2.stop() == 0
+        assert len(records) == 3
+        for record in records:
+            replay(record)  # every action legal, the stored result right
+            assert record["players"] == ["minimal", "lowest"]
+            assert autos(record) == [], f"the referee played for a bot: {autos(record)}"
+            assert record["meta"]["strikes"] == []
+            assert record["meta"]["bots"][1]["name"] == "lowest"
+        assert "connected to" in b2.text() and "SIGTERM: closing the session" in b2.text()
+        assert "Traceback" not in b1.text() + b2.text()
+
+    asyncio.run(main())
+
+
+def test_reconnect_mid_game_finishes_the_game() -> None:
+    """The network drops under a subprocess bot mid-game; it reconnects and the game ends normally."""
+
+    async def main() -> None:
+        async with referee() as server:
+            proxy = CuttableProxy(server.address)
+            await proxy.start()
+            proxy.cut_after_bytes = 15_000  # well inside the first game
+            token = server.issue_token("minimal")
+            bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "minimal", token, proxy.address)
+            records = await play_match(server, [SeatSpec.of_token(token, "minimal"), SeatSpec.of_builtin("greedy")], 2)
+            assert await bot.stop() == 0
+            await proxy.stop()
+            assert proxy.cuts >= 1 and proxy.connections >= 2, "the test must really have cut the stream"
+            assert server.sessions[token].connections >= 2
+        for record in records:
+            replay(record)
+            assert autos(record) == [], f"the reconnect cost the bot: {autos(record)}"
+        assert "reconnecting in" in bot.text()
+
+    asyncio.run(main())
+
+
+class _SlowOnce(Bot):
+    """Cuts the network (through ``on_slow``) while it thinks over its 5th decision."""
+
+    def __init__(self, on_slow: Callable[[], object]) -> None:
+        super().__init__()
+        self.calls = 0
+        self.on_slow = on_slow
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if self.calls == 5:
+            self.on_slow()
+            time.sleep(0.5)  # the stream drops meanwhile; the referee re-sends this request
+        return view.legal_actions[0]
+
+
+def test_a_re_sent_decision_is_answered_without_a_second_decide() -> None:
+    async def main() -> None:
+        async with referee() as server:
+            proxy = CuttableProxy(server.address)
+            await proxy.start()
+            loop = asyncio.get_running_loop()
+            bot = _SlowOnce(lambda: loop.call_soon_threadsafe(proxy.cut))
+            token = server.issue_token("slow")
+            client = BotClient(bot, proxy.address, token, backoff_base=0.05)
+            task = asyncio.create_task(client.run())
+            records = await play_match(server, [SeatSpec.of_token(token, "slow"), SeatSpec.of_builtin("random")], 1)
+            client.stop()
+            await asyncio.wait_for(task, 10)
+            await proxy.stop()
+        record = records[0]
+        replay(record)
+        assert autos(record) == []
+        assert client.stats.sessions >= 2
+        # one decide call per decision of the seat: the re-sent request reused the answer
+        assert bot.calls == record["meta"]["timings"][0]["decisions"]
+
+    asyncio.run(main())
+
+
+class _Faulty(Bot):
+    """Raises on every 7th decision, and returns garbage on every 11th."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if self.calls % 7 == 0:
+            raise ZeroDivisionError("bad heuristic")
+        if self.calls % 11 == 0:
+            return "swap 3"  # type: ignore[return-value]
+        return view.legal_actions[0]
+
+
+def test_a_bot_exception_is_a_strike_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> tuple[BotClient, list[dict[str, Any]]]:
+        async with referee() as server:
+            token = server.issue_token("faulty")
+            client = BotClient(_Faulty(), server.address, token)
+            task = asyncio.create_task(client.run())
+            records = await play_match(server, [SeatSpec.of_token(token, "faulty"), SeatSpec.of_builtin("greedy")], 1)
+            client.stop()
+            await asyncio.wait_for(task, 10)
+        return client, records
+
+    client, records = asyncio.run(main())
+    record = records[0]
+    replay(record)
+    strikes = record["meta"]["strikes"]
+    assert client.stats.decide_errors >= 2
+    assert len(strikes) == client.stats.decide_errors == len(autos(record))
+    details = " ".join(str(s) for s in strikes)
+    assert "ZeroDivisionError: bad heuristic" in details
+    assert "TypeError: decide returned 'swap 3', expected an Action" in details
+    assert client.stats.strikes == client.stats.decide_errors  # the referee told the bot each time
+    assert "decide raised on decision" in caplog.text
+
+
+# ---------------------------------------------------------------------- the command line
+
+
+def _run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SKYJO_")}
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_bot", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=clean | (env or {}),
+    )
+
+
+def test_cli_spec_errors(tmp_path: Path) -> None:
+    none = tmp_path / "none.py"
+    none.write_text("x = 1\n")
+    several = tmp_path / "several.py"
+    several.write_text(
+        "from skyjo_bot import Bot, bot\n"
+        "class Alpha(Bot):\n    def decide(self, view): return view.legal_actions[0]\n"
+        "@bot\ndef beta(view): return view.legal_actions[0]\n"
+    )
+    broken = tmp_path / "broken.py"
+    broken.write_text("import skyjo_bot\n\n1 / 0\n")
+    cases = [
+        (["run", "nope/missing.py"], "bot file 'nope/missing.py' not found"),
+        (["run", str(none)], f"no bot in {none}: define a class that subclasses skyjo_bot.Bot"),
+        (["run", str(several)], f"several bots in {several} (Alpha, beta): choose one with {several}:Alpha"),
+        (["run", f"{several}:Gamma"], "has no 'Gamma' (bots defined there: Alpha, beta)"),
+        (["run", str(broken)], f"loading {broken} failed: ZeroDivisionError: division by zero (at {broken}:3)"),
+        (["run", "no_such_pkg.mod:Bot"], "no module 'no_such_pkg.mod'"),
+        (["run", str(MINIMAL_BOT)], "no referee address: pass --addr HOST:PORT or set SKYJO_ADDR"),
+        (["run", str(MINIMAL_BOT), "--addr", "127.0.0.1:1"], "no bot token: pass --token TOKEN or set SKYJO_TOKEN"),
+    ]
+    for args, message in cases:
+        done = _run_cli(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == 1, f"one line expected: {done.stderr!r}"
+
+
+def test_loader_finds_each_kind_of_spec(tmp_path: Path) -> None:
+    assert type(load_bot(str(MINIMAL_BOT))).__name__ == "MinimalBot"
+    assert type(load_bot(f"{MINIMAL_BOT}:MinimalBot")).__name__ == "MinimalBot"
+    assert load_bot("skyjo_ref.bots.greedy:GreedyBot").name == "greedy"
+    plain = tmp_path / "plain.py"
+    plain.write_text("def first(view):\n    return view.legal_actions[0]\n")
+    assert load_bot(f"{plain}:first").name == "first"
+    needs_args = tmp_path / "needs.py"
+    needs_args.write_text(
+        "from skyjo_bot import Bot\nclass Needs(Bot):\n    def __init__(self, x): super().__init__()\n"
+    )
+    with pytest.raises(BotSpecError, match="must be constructible without arguments"):
+        load_bot(str(needs_args))
+
+
+def test_unknown_token_is_refused() -> None:
+    async def main() -> None:
+        async with referee() as server:
+            client = BotClient(Bot(), server.address, "not-a-token")
+            with pytest.raises(SessionRefused, match="the referee refused the token: UNAUTHENTICATED"):
+                await asyncio.wait_for(client.run(), 20)
+            bot = await start_bot(sdk_argv(MINIMAL_BOT), "x", "not-a-token", server.address)
+            code = await asyncio.wait_for(bot.proc.wait(), 30)
+            assert bot._reader is not None
+            await bot._reader
+            assert code == 1
+            assert "error: the referee refused the token" in bot.text()
+
+    asyncio.run(main())
+
+
+def test_sigterm_while_waiting_and_while_reconnecting() -> None:
+    async def main() -> None:
+        async with referee() as server:
+            token = server.issue_token("idle")
+            bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "idle", token, server.address)
+            assert await server.wait_connected(token, 30)
+            assert await bot.stop(timeout=15) == 0
+        # nothing listens at this address any more: the bot keeps retrying until told to stop
+        bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "idle", token, server.address)
+        await asyncio.sleep(1.0)
+        assert bot.proc.returncode is None
+        assert await bot.stop(timeout=15) == 0
+        assert "reconnecting in" in bot.text()
+
+    asyncio.run(main())
+
+
+def test_gives_up_after_the_give_up_time() -> None:
+    done = _run_cli(
+        "run", str(MINIMAL_BOT), "--give-up", "1", env={"SKYJO_ADDR": "127.0.0.1:9", "SKYJO_TOKEN": "t"}, timeout=60
+    )
+    assert done.returncode == 1
+    assert "error: no session with the referee at 127.0.0.1:9" in done.stderr
+    assert "giving up" in done.stderr
+
+
+def test_worker_thread_keeps_the_loop_free() -> None:
+    """A decide that blocks its thread leaves the event loop running (keepalives, messages)."""
+
+    async def main() -> None:
+        from skyjo_bot.client import _Worker
+
+        worker = _Worker()
+        release = threading.Event()
+        slow = worker.submit(lambda: release.wait(5))
+        ticks = 0
+        for _ in range(5):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 5 and not slow.done()
+        release.set()
+        assert await asyncio.wait_for(slow, 5) is True
+        worker.close()
+
+    asyncio.run(main())
