@@ -1,0 +1,210 @@
+"""``skyjo-ref match BOT BOT...``: play games between bots and say who is better, and how sure.
+
+Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup`, render.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+from skyjo_bot.types import Rules, RulesError, TimeControl
+
+from skyjo_ref.cli import errors
+from skyjo_ref.match.stats import summarize
+from skyjo_ref.players import BotSpecError, parse_bot_spec
+from skyjo_ref.records import save
+from skyjo_ref.server.client import FinishedGame, RefereeError
+from skyjo_ref.server.lineup import Lineup, LineupError, LineupResult, play_lineup
+
+_DEFAULT_TC = TimeControl()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("match")(match)
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``key=value`` with true/false and integers read as such."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise errors.UserError(f"--option {text!r}: expected key=value, e.g. --option column_clear=false")
+    value: Any = raw.strip()
+    if value.lower() in ("true", "false"):
+        value = value.lower() == "true"
+    else:
+        try:
+            value = int(value)
+        except ValueError:
+            pass
+    return key.strip(), value
+
+
+def _rules(preset: str, options: list[str]) -> Rules:
+    data: dict[str, Any] = {"preset": preset}
+    data.update(parse_option(o) for o in options)
+    try:
+        return Rules.from_dict(data)
+    except RulesError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
+def match(
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="BOT...",
+            help="Bots: random, greedy, path/bot.py[:Class], module:Class, 'cmd:COMMAND', remote:NAME.",
+            show_default=False,
+        ),
+    ],
+    players_per_game: Annotated[
+        int | None, typer.Option("--players-per-game", "-n", help="Seats per game (default: the number of bots, 2+).")
+    ] = None,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games to play.")] = 100,
+    seed: Annotated[str, typer.Option(help="Seed for deals and built-in bots (default: a random one, printed).")] = "",
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "official",
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset.")
+    ] = None,
+    records: Annotated[
+        Path | None, typer.Option("--records", metavar="DIR", help="Write one skyjo-game/1 file per game here.")
+    ] = None,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", metavar="FILE", help="Write the summary as JSON ('-': stdout).")
+    ] = None,
+    referee: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDR", envvar="SKYJO_REFEREE", help="Play on this running referee instead of one of its own."
+        ),
+    ] = None,
+    control_token: Annotated[
+        str | None,
+        typer.Option(envvar="SKYJO_CONTROL_TOKEN", help="The --referee's control token.", show_default=False),
+    ] = None,
+    decision_ms: Annotated[int, typer.Option(min=1, help="Time limit per decision, ms.")] = _DEFAULT_TC.decision_ms,
+    bank_ms: Annotated[int, typer.Option(min=1, help="Time bank per seat per game, ms.")] = _DEFAULT_TC.bank_ms,
+    max_strikes: Annotated[int, typer.Option(min=1, help="Strikes before a seat forfeits.")] = _DEFAULT_TC.max_strikes,
+    grace_ms: Annotated[
+        int, typer.Option(min=0, help="How long a disconnected bot may stay away, ms.")
+    ] = _DEFAULT_TC.grace_ms,
+) -> None:
+    """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
+    stderr = Console(stderr=True)
+    try:
+        specs = [parse_bot_spec(b) for b in bots]
+    except BotSpecError as exc:
+        raise errors.UserError(str(exc)) from None
+    rule_set = _rules(rules, option or [])
+    n = players_per_game if players_per_game is not None else max(2, len(specs))
+    try:
+        lineup = Lineup(specs, n)
+    except LineupError as exc:
+        raise errors.UserError(str(exc)) from None
+    tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, max_strikes=max_strikes, grace_ms=grace_ms)
+    if records is not None:
+        try:
+            records.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=False,
+    )
+    task = progress.add_task(" vs ".join(lineup.labels), total=games)
+
+    def on_game(item: FinishedGame) -> None:
+        if records is not None:
+            save(item.record, records / f"game-{item.index + 1:05d}.json")
+        progress.advance(task)
+
+    async def run() -> LineupResult:
+        return await play_lineup(
+            lineup,
+            games=games,
+            seed=seed,
+            rules=rule_set,
+            time_control=tc,
+            referee=referee,
+            control_token=control_token,
+            on_game=on_game,
+            notice=lambda text: stderr.print(text, highlight=False, markup=False),
+        )
+
+    try:
+        with progress:
+            result = asyncio.run(run())
+    except (LineupError, RefereeError) as exc:
+        raise errors.UserError(str(exc), exit_code=errors.EXIT_UNFINISHED) from None
+    except OSError as exc:
+        raise errors.Unfinished(f"cannot start the referee: {exc}") from None
+
+    summary = _summary(result, specs=[b.text for b in specs], rules=rule_set)
+    _render(summary, result, Console(stderr=json_file is not None and str(json_file) == "-"))
+    if json_file is not None:
+        _write_json(json_file, summary)
+    if result.end.error:
+        raise errors.Unfinished(f"the match stopped after {len(result.records)} of {games} games: {result.end.error}")
+
+
+def _summary(result: LineupResult, *, specs: list[str], rules: Rules) -> dict[str, Any]:
+    lineup = result.lineup
+    stats, verdict = summarize(result.records, lineup.labels, specs, lineup.slot_bot)
+    return {
+        "games": len(result.records),
+        "players_per_game": lineup.players_per_game,
+        "seed": result.seed,
+        "rules": rules.to_dict(),
+        "seats": lineup.seat_names,
+        "bots": [s.public() for s in stats],
+        "verdict": verdict.public() if verdict is not None else None,
+        "process_faults": result.process_faults,
+    }
+
+
+def _render(summary: dict[str, Any], result: LineupResult, console: Console) -> None:
+    table = Table(title=f"{summary['games']} games, {summary['players_per_game']} players, seed {summary['seed']}")
+    for column in ("bot", "games", "wins", "win rate (95% CI)", "avg total", "avg round", "strikes", "forfeits"):
+        table.add_column(column, justify="left" if column == "bot" else "right")
+    for bot in summary["bots"]:
+        lo, hi = bot["win_rate_ci"]
+        table.add_row(
+            bot["name"],
+            str(bot["games"]),
+            f"{bot['wins']:g}",
+            f"{bot['win_rate']:.1%} ({lo:.1%}-{hi:.1%})",
+            f"{bot['avg_total']:.1f}",
+            f"{bot['avg_round_score']:.2f}",
+            str(bot["strikes"]),
+            str(bot["forfeits"]),
+        )
+    console.print(table)
+    if summary["verdict"] is not None:
+        console.print(summary["verdict"]["text"], highlight=False)
+    for name, faults in result.process_faults.items():
+        for fault in faults:
+            console.print(f"[yellow]bot process {name} {fault}; it was restarted[/]", highlight=False)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2) + "\n"
+    if str(path) == "-":
+        typer.echo(text, nl=False)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise errors.UserError(f"--json {path}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,307 @@
+"""Who plays: bot specs as users write them, and the bot processes the referee manages.
+
+A spec on the command line is one of::
+
+    random | greedy            a built-in bot, played inside the referee (no gRPC)
+    path/bot.py[:Name]         a Python file written with the SDK   } run as a subprocess:
+    package.module:Name        a module written with the SDK        } python -m skyjo_bot run SPEC
+    cmd:COMMAND LINE           any program; it gets SKYJO_ADDR and SKYJO_TOKEN in its environment
+    remote:NAME                a bot that connects by itself with a token the referee issues
+
+Python bots run as subprocesses, never in the referee, so a bot that hangs
+or crashes cannot freeze or kill a game. :class:`ManagedBot` starts such a
+process, restarts it when it dies (recording each fault) and stops it cleanly.
+One process serves one game at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import logging
+import os
+import shlex
+import shutil
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from skyjo_ref.bots import BUILTIN_BOTS
+
+log = logging.getLogger(__name__)
+
+BotKind = Literal["builtin", "python", "command", "remote"]
+
+SPEC_FORMS: Final = (
+    "a built-in name ({builtins}), a Python file (bot.py or bot.py:ClassName), "
+    "module:ClassName, cmd:COMMAND or remote:NAME"
+)
+
+
+class BotSpecError(ValueError):
+    """A bot spec that names no usable bot; the message says what is wrong and what is expected."""
+
+
+def _forms() -> str:
+    return SPEC_FORMS.format(builtins=", ".join(sorted(BUILTIN_BOTS)))
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """One bot, as the user named it. ``python`` is the SDK runner's spec (file path made absolute)."""
+
+    kind: BotKind
+    name: str
+    text: str = ""
+    builtin: str | None = None
+    python: str | None = None
+    command: tuple[str, ...] = ()
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def managed(self) -> bool:
+        """Whether the referee side starts a process for it."""
+        return self.kind in ("python", "command")
+
+    def process_command(self) -> tuple[str, ...]:
+        """The command line of the bot's process (Python bots: the SDK runner in this interpreter)."""
+        if self.kind == "python":
+            assert self.python is not None
+            return (sys.executable, "-m", "skyjo_bot", "run", self.python)
+        if self.kind == "command":
+            return self.command
+        raise ValueError(f"{self.kind} bot {self.name!r} has no process")
+
+
+def _split_name(text: str) -> tuple[str, str | None]:
+    """``bot.py:Name`` -> (``bot.py``, ``Name``); a Windows drive colon is not a name."""
+    head, sep, tail = text.rpartition(":")
+    if sep and head and tail and "/" not in tail and "\\" not in tail and not tail.endswith(".py"):
+        return head, tail
+    return text, None
+
+
+def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
+    """Read a command-line bot spec; relative files are found from ``base`` (default: the current folder)."""
+    text = text.strip()
+    if not text:
+        raise BotSpecError(f"empty bot spec: expected {_forms()}")
+    if text in BUILTIN_BOTS:
+        return BotSpec("builtin", text, text, builtin=text)
+    if text.startswith("remote:"):
+        name = text[len("remote:") :].strip()
+        if not name:
+            raise BotSpecError(f"{text!r} names no bot: expected remote:NAME")
+        return BotSpec("remote", name, text)
+    if text.startswith("cmd:"):
+        return command_spec(text[len("cmd:") :], text=text)
+    target, attr = _split_name(text)
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        path = Path(target).expanduser()
+        if not path.is_absolute():
+            path = (base or Path.cwd()) / path
+        if not path.is_file():
+            raise BotSpecError(f"no such file {target!r} (bot spec {text!r}): expected a Python bot file")
+        python = str(path.resolve()) + (f":{attr}" if attr else "")
+        return BotSpec("python", attr or path.stem, text, python=python)
+    if attr is not None:
+        try:
+            found = importlib.util.find_spec(target)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise BotSpecError(f"no module {target!r} can be imported (bot spec {text!r}): expected module:ClassName")
+        return BotSpec("python", attr, text, python=text)
+    raise BotSpecError(f"unknown bot {text!r}: expected {_forms()}")
+
+
+def command_spec(
+    command: str | list[str] | tuple[str, ...],
+    *,
+    name: str | None = None,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    text: str = "",
+) -> BotSpec:
+    """A bot run as a command line (a string is split like a shell would, without running one)."""
+    try:
+        argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
+    except ValueError as exc:
+        raise BotSpecError(f"cannot read command {command!r}: {exc}") from None
+    if not argv:
+        raise BotSpecError(f"empty command in bot spec {text or command!r}: expected cmd:PROGRAM ARGS...")
+    folder = Path(cwd).expanduser() if cwd is not None else None
+    if folder is not None and not folder.is_dir():
+        raise BotSpecError(f"folder {str(folder)!r} does not exist: expected the bot's working folder")
+    program = argv[0]
+    local = (folder or Path.cwd()) / program
+    if shutil.which(program) is None and not (("/" in program or "\\" in program) and local.exists()):
+        raise BotSpecError(f"command {program!r} is not found on PATH (bot spec {text or shlex.join(argv)!r})")
+    return BotSpec(
+        "command",
+        name or Path(program).stem,
+        text or "cmd:" + shlex.join(argv),
+        command=argv,
+        cwd=folder,
+        env=dict(env or {}),
+    )
+
+
+# ---------------------------------------------------------------------- processes
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessFault:
+    """A bot process that died on its own (not stopped by the referee)."""
+
+    at: float  # time.time()
+    returncode: int
+    after_s: float  # how long it had run
+    output: str  # its last lines of output
+
+    def describe(self) -> str:
+        tail = self.output.strip().splitlines()[-1:] or ["(no output)"]
+        return f"exited with code {self.returncode} after {self.after_s:.1f} s: {tail[0][:200]}"
+
+
+class ManagedBot:
+    """A bot process the referee side runs: started with ``SKYJO_ADDR``/``SKYJO_TOKEN``, restarted
+    when it crashes (up to ``max_restarts`` times, with a growing pause), stopped with SIGTERM and
+    then SIGKILL. Its output (stdout and stderr) is kept: the last lines, and all of it in ``log_path``."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        address: str,
+        token: str,
+        *,
+        max_restarts: int = 5,
+        log_path: Path | None = None,
+        keep_lines: int = 200,
+    ) -> None:
+        if not spec.managed:
+            raise ValueError(f"{spec.kind} bot {spec.name!r} is not run as a process")
+        self.spec = spec
+        self.address = address
+        self.token = token
+        self.max_restarts = max_restarts
+        self.log_path = log_path
+        self.faults: list[ProcessFault] = []
+        self.restarts = 0
+        self.exited = asyncio.Event()  # set each time the process ends, until it is started again
+        self._lines: deque[str] = deque(maxlen=keep_lines)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._started_at = 0.0
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.returncode is None
+
+    def output(self, lines: int = 20) -> str:
+        """The process's last ``lines`` lines of output."""
+        return "\n".join(list(self._lines)[-lines:])
+
+    async def start(self) -> None:
+        """Start the process (raises :class:`OSError` when it cannot be started at all)."""
+        self._stopping = False
+        await self._spawn()
+        self._watcher = asyncio.create_task(self._watch())
+
+    async def _spawn(self) -> None:
+        env = dict(os.environ)
+        env.update(self.spec.env)
+        env["SKYJO_ADDR"] = self.address
+        env["SKYJO_TOKEN"] = self.token
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        self.exited.clear()
+        self._started_at = time.monotonic()
+        self._proc = await asyncio.create_subprocess_exec(
+            *self.spec.process_command(),
+            cwd=str(self.spec.cwd) if self.spec.cwd is not None else None,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=os.name == "posix",  # its own process group: stop() reaches its children
+        )
+        log.debug("bot %s started (pid %d)", self.spec.name, self._proc.pid)
+
+    async def _pump(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        sink = self.log_path.open("a", encoding="utf-8") if self.log_path is not None else None
+        try:
+            async for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self._lines.append(line)
+                if sink is not None:
+                    sink.write(line + "\n")
+                    sink.flush()
+        finally:
+            if sink is not None:
+                sink.close()
+
+    async def _watch(self) -> None:
+        while True:
+            proc = self._proc
+            assert proc is not None
+            await self._pump(proc)
+            code = await proc.wait()
+            self.exited.set()
+            if self._stopping:
+                return
+            fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, self.output(5))
+            self.faults.append(fault)
+            log.warning("bot %s %s", self.spec.name, fault.describe())
+            if self.restarts >= self.max_restarts:
+                log.warning("bot %s: not restarted again after %d restarts", self.spec.name, self.restarts)
+                return
+            await asyncio.sleep(min(5.0, 0.2 * 2**self.restarts))
+            if self._stopping:
+                return
+            self.restarts += 1
+            try:
+                await self._spawn()
+            except OSError as exc:
+                log.warning("bot %s: cannot restart: %s", self.spec.name, exc)
+                return
+
+    async def stop(self, timeout_s: float = 3.0) -> None:
+        """Stop the process: SIGTERM (to its process group), then SIGKILL after ``timeout_s``."""
+        self._stopping = True
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            self._signal(proc, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), timeout_s)
+            except TimeoutError:
+                self._signal(proc, signal.SIGKILL)
+                await proc.wait()
+        if self._watcher is not None:
+            try:
+                await asyncio.wait_for(self._watcher, timeout_s)
+            except TimeoutError:
+                self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
+
+    @staticmethod
+    def _signal(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if os.name == "posix":
+                os.killpg(proc.pid, sig)
+            else:  # pragma: no cover - no process groups
+                proc.send_signal(sig)

@@ -1,0 +1,178 @@
+"""Seat a line-up of bot specs on a referee and play a match: what ``skyjo-ref match`` runs.
+
+It starts a referee in-process (loopback, port 0) unless one is named, issues
+one token per seat that is not built in, starts the processes of Python and
+command bots (:class:`~skyjo_ref.players.ManagedBot`), waits for them to
+connect, plays the match with rotating seats and stops everything it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
+
+from skyjo_ref.match import MatchSpec, SeatSpec
+from skyjo_ref.match.runner import new_seed
+from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd
+from skyjo_ref.server.server import RefereeServer, ServerConfig
+
+#: How long a bot process may take to start and connect.
+CONNECT_TIMEOUT_S = 60.0
+
+
+class LineupError(ValueError):
+    """A line-up that cannot be seated or started; the message says why and what is expected."""
+
+
+@dataclass(slots=True)
+class Lineup:
+    """Bots (distinct entries, even when they name the same bot) filling ``players_per_game`` seats."""
+
+    bots: Sequence[BotSpec]
+    players_per_game: int
+    labels: list[str] = field(init=False)  # a unique display name per bot
+    slot_bot: list[int] = field(init=False)  # slot k is played by bots[slot_bot[k]]
+    seat_names: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        k, n = len(self.bots), self.players_per_game
+        if k == 0:
+            raise LineupError("no bots given: name at least one bot (e.g. random greedy)")
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+            raise LineupError(f"--players-per-game must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {n}")
+        if k > n:
+            raise LineupError(
+                f"{k} bots cannot all sit at a {n}-player table: use --players-per-game {k} or more "
+                "(or a tournament for more bots than seats)"
+            )
+        seen: dict[str, int] = {}
+        self.labels = []
+        for bot in self.bots:
+            seen[bot.name] = seen.get(bot.name, 0) + 1
+            self.labels.append(bot.name if seen[bot.name] == 1 else f"{bot.name}#{seen[bot.name]}")
+        self.slot_bot = [i % k for i in range(n)]
+        self.seat_names = [
+            self.labels[b] if i < k else f"{self.labels[b]}#{i // k + 1}" for i, b in enumerate(self.slot_bot)
+        ]
+
+
+@dataclass(slots=True)
+class LineupResult:
+    lineup: Lineup
+    seed: str
+    records: list[dict[str, Any]]
+    end: MatchEnd
+    process_faults: dict[str, list[str]]  # seat name -> what each crash of its process was
+
+
+async def play_lineup(
+    lineup: Lineup,
+    *,
+    games: int,
+    seed: str = "",
+    rules: Rules | None = None,
+    time_control: TimeControl | None = None,
+    referee: str | None = None,
+    control_token: str | None = None,
+    on_game: Callable[[FinishedGame], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> LineupResult:
+    """Play ``games`` games of the line-up (seats rotate: every bot plays every seat on the same deals)."""
+    say = notice or (lambda text: None)
+    tc = time_control or TimeControl()
+    seed = seed or new_seed()
+    server: RefereeServer | None = None
+    if referee is None:
+        server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=tc))
+        await server.start()
+        address, token = server.address, server.control_token
+    else:
+        if not control_token:
+            raise LineupError(
+                "--referee needs the referee's control token: pass --control-token or set SKYJO_CONTROL_TOKEN"
+            )
+        address, token = referee, control_token
+    managed: dict[str, ManagedBot] = {}
+    records: list[dict[str, Any]] = []
+    try:
+        async with MatchClient(address, token) as client:
+            seats: list[SeatSpec] = []
+            waits: list[tuple[str, str, ManagedBot | None]] = []
+            for slot, name in enumerate(lineup.seat_names):
+                bot = lineup.bots[lineup.slot_bot[slot]]
+                if bot.kind == "builtin":
+                    assert bot.builtin is not None
+                    seats.append(SeatSpec.of_builtin(bot.builtin, name))
+                    continue
+                seat_token = await client.issue_token(name)
+                seats.append(SeatSpec.of_token(seat_token, name))
+                if bot.managed:
+                    process = ManagedBot(bot, address, seat_token)
+                    try:
+                        await process.start()
+                    except OSError as exc:
+                        raise LineupError(f"cannot start bot {bot.text!r}: {exc}") from None
+                    managed[name] = process
+                    waits.append((name, seat_token, process))
+                else:
+                    say(
+                        f"waiting for remote bot {name!r}: connect it with "
+                        f"SKYJO_ADDR={address} SKYJO_TOKEN={seat_token}"
+                    )
+                    waits.append((name, seat_token, None))
+            if server is not None:
+                for name, seat_token, waiting in waits:
+                    await _wait_connected(server, name, seat_token, waiting)
+            spec = MatchSpec(
+                seats=tuple(seats),
+                rules=rules or Rules(),
+                time_control=tc,
+                games=games,
+                seed=seed,
+                rotate_seats=True,
+            )
+            match_id = await client.start_match(spec)
+            end = MatchEnd(0, "the referee did not report the end of the match")
+            async for item in client.watch(match_id):
+                if isinstance(item, FinishedGame):
+                    records.append(item.record)
+                    if on_game is not None:
+                        on_game(item)
+                else:
+                    end = item
+    finally:
+        for process in managed.values():
+            with contextlib.suppress(Exception):
+                await process.stop()
+        if server is not None:
+            await server.stop(grace=0.5)
+    records.sort(key=lambda r: int(r.get("meta", {}).get("game", 0)))
+    faults = {name: [f.describe() for f in p.faults] for name, p in managed.items() if p.faults}
+    return LineupResult(lineup, seed, records, end, faults)
+
+
+async def _wait_connected(server: RefereeServer, name: str, token: str, process: ManagedBot | None) -> None:
+    """Until the seat's bot connects; a process that exits first is a :class:`LineupError` with its output."""
+    connected = asyncio.ensure_future(server.wait_connected(token, CONNECT_TIMEOUT_S if process else 24 * 3600.0))
+    waits: set[asyncio.Future[Any]] = {connected}
+    exited: asyncio.Future[Any] | None = None
+    if process is not None:
+        exited = asyncio.ensure_future(process.exited.wait())
+        waits.add(exited)
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for fut in waits:
+            fut.cancel()
+    if connected.done() and not connected.cancelled() and connected.result():
+        return
+    if process is not None and exited is not None and exited.done() and not exited.cancelled():
+        output = process.output(12).strip() or "(no output)"
+        raise LineupError(f"bot {process.spec.text!r} exited before connecting to the referee:\n{output}")
+    raise LineupError(f"bot {name!r} did not connect to the referee within {CONNECT_TIMEOUT_S:.0f} s")
