@@ -83,7 +83,7 @@ def test_opening_reveals_seat_by_seat_two_each() -> None:
             assert Action.reveal(3) not in game.legal_actions()
         act(game, f"reveal {pos}")
     assert order == [0, 0, 1, 1, 2, 2]
-    assert game.decision is DecisionKind.DRAW_OR_TAKE
+    assert game.view(0).decision is DecisionKind.DRAW_OR_TAKE
     assert game.view(0).my_grid.revealed_positions() == (3, 7)
 
 
