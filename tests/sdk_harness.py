@@ -133,3 +133,67 @@ def autos(record: dict[str, Any]) -> list[tuple[int, int, str]]:
         for i, action in enumerate(rnd["actions"])
         if "auto" in action
     ]
+
+
+# ---------------------------------------------------------------------- a TCP proxy we can cut
+
+
+class CuttableProxy:
+    """Forwards TCP to the referee; :meth:`cut` drops every live connection (a network failure)."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.rsplit(":", 1)
+        self.target = (host, int(port))
+        self.address = ""
+        self.connections = 0
+        self.down_bytes = 0  # referee -> bot
+        self.cut_after_bytes: int | None = None
+        self.cuts = 0
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.address = f"127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def stop(self) -> None:
+        self._drop()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def cut(self) -> None:
+        self.cuts += 1
+        self._drop()
+
+    def _drop(self) -> None:
+        for writer in list(self._writers):
+            transport = writer.transport
+            transport.abort()
+        self._writers.clear()
+
+    async def _serve(self, bot_reader: asyncio.StreamReader, bot_writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            ref_reader, ref_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            bot_writer.close()
+            return
+        self._writers |= {bot_writer, ref_writer}
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, down: bool) -> None:
+            with contextlib.suppress(OSError, ConnectionError):
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    if down:
+                        self.down_bytes += len(data)
+                        if self.cut_after_bytes is not None and self.down_bytes >= self.cut_after_bytes:
+                            self.cut_after_bytes = None
+                            self.cut()
+                            return
+                    await writer.drain()
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.close()
+
+        await asyncio.gather(pipe(bot_reader, ref_writer, False), pipe(ref_reader, bot_writer, True))
+        self._writers -= {bot_writer, ref_writer}

@@ -1,0 +1,79 @@
+"""The Node.js example bot (examples/node) plays real games through a real referee."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+from sdk_harness import MINIMAL_BOT, NODE_DIR, CuttableProxy, autos, play_match, referee, sdk_argv, start_bot
+from skyjo_ref.match import SeatSpec
+from skyjo_ref.records import replay
+
+
+def _node_argv() -> list[str]:
+    """The command that runs the Node bot; fails (never skips) when Node or its packages are missing."""
+    node = shutil.which("node")
+    assert node is not None, "node is not installed: install Node.js 18+ to run the Node example bot's tests"
+    assert (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir(), (
+        "examples/node/node_modules is missing: run `npm ci` in examples/node (the README's test command does)"
+    )
+    return [node, str(NODE_DIR / "bot.js")]
+
+
+def test_node_bot_plays_against_python_bots() -> None:
+    argv = _node_argv()
+
+    async def main() -> None:
+        async with referee() as server:
+            node_token, py_token = server.issue_token("node"), server.issue_token("minimal")
+            node = await start_bot(argv, "node", node_token, server.address, cwd=NODE_DIR)
+            py = await start_bot(sdk_argv(MINIMAL_BOT), "minimal", py_token, server.address)
+            seats = [SeatSpec.of_token(node_token, "node"), SeatSpec.of_token(py_token, "minimal")]
+            records = await play_match(server, [*seats, SeatSpec.of_builtin("greedy")], 3)
+            assert node.proc.returncode is None, "the Node bot stays up between games"
+            assert await node.stop() == 0
+            assert await py.stop() == 0
+        for record in records:
+            replay(record)
+            assert autos(record) == [], f"the referee played for a bot: {autos(record)}"
+            assert record["meta"]["bots"][0]["version"] == "1.0.0"
+        assert "connected to" in node.text() and "SIGTERM: closing the session" in node.text()
+
+    asyncio.run(main())
+
+
+def test_node_bot_reconnects_mid_game() -> None:
+    argv = _node_argv()
+
+    async def main() -> None:
+        async with referee() as server:
+            proxy = CuttableProxy(server.address)
+            await proxy.start()
+            proxy.cut_after_bytes = 15_000
+            token = server.issue_token("node")
+            node = await start_bot(argv, "node", token, proxy.address, cwd=NODE_DIR)
+            records = await play_match(server, [SeatSpec.of_token(token, "node"), SeatSpec.of_builtin("random")], 2)
+            assert await node.stop() == 0
+            await proxy.stop()
+            assert proxy.cuts == 1 and server.sessions[token].connections >= 2
+        for record in records:
+            replay(record)
+            assert autos(record) == [], f"the reconnect cost the bot: {autos(record)}"
+        assert "reconnecting in" in node.text()
+
+    asyncio.run(main())
+
+
+def test_node_bot_refused_token_exits_1() -> None:
+    argv = _node_argv()
+
+    async def main() -> None:
+        async with referee() as server:
+            node = await start_bot(argv, "node", "wrong", server.address, cwd=NODE_DIR)
+            code = await asyncio.wait_for(node.proc.wait(), 30)
+            assert node._reader is not None
+            await node._reader
+        assert code == 1
+        assert "error: the referee refused the token: UNAUTHENTICATED" in node.text()
+
+    asyncio.run(main())
