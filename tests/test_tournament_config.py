@@ -12,7 +12,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from skyjo_ref.tournament.config import load_config
 
 GOOD_BOTS = """\

@@ -29,6 +29,12 @@ def register(app: typer.Typer) -> None:
     app.command("ratings")(ratings)
 
 
+def _stdout() -> Console:
+    """Tables on stdout; in a pipe or a CI log, wide enough that no column is cut."""
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     try:
         if str(path) == "-":
@@ -88,7 +94,7 @@ def tournament(
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
-    stdout = Console()
+    stdout = _stdout()
     try:
         config = load_config(config_file, output=output)
     except ConfigError as exc:
@@ -124,7 +130,9 @@ def tournament(
             highlight=False,
         )
         for bot, kinds in _fault_counts(store).items():
-            stderr.print(f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False)
+            stderr.print(
+                f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False
+            )
         tables = runner.compute_tables(config, store)
         render_tables(stdout, tables, title=f"{config.name}: Elo")
         if json_file is not None:
@@ -166,12 +174,15 @@ def _run(coro: Any) -> runner.RunSummary:
 def ratings(
     folder: Annotated[Path, typer.Argument(help="A tournament's output folder (holding results.sqlite).")],
     json_file: Annotated[
-        Path | None, typer.Option("--json", metavar="FILE", help="Write every number of the tables as JSON ('-': stdout).")
+        Path | None,
+        typer.Option("--json", metavar="FILE", help="Write every number of the tables as JSON ('-': stdout)."),
     ] = None,
     anchor: Annotated[str | None, typer.Option(help="Anchor bot (default: as the tournament's config said).")] = None,
     elo: Annotated[float | None, typer.Option(help="The anchor's Elo, or the pool mean without an anchor.")] = None,
     pool_mean: Annotated[bool, typer.Option("--pool-mean", help="Anchor the pool mean instead of a bot.")] = False,
-    bootstrap: Annotated[int | None, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")] = None,
+    bootstrap: Annotated[
+        int | None, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")
+    ] = None,
 ) -> None:
     """Print a tournament's tables from its results store, without playing."""
     if not folder.is_dir():
@@ -202,7 +213,7 @@ def ratings(
         if json_file is not None and str(json_file) == "-":
             _write_json(json_file, tables.to_json())
             return
-        render_tables(Console(), tables, title=f"{name}: Elo")
+        render_tables(_stdout(), tables, title=f"{name}: Elo")
         if json_file is not None:
             _write_json(json_file, tables.to_json())
     finally:

@@ -27,13 +27,15 @@ def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
 def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> Table:
     """The Elo table: one row per bot, best first."""
     anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    caption = None if live else f"Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+    caption = (
+        None if live else f"Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+    )
     table = Table(title=title, caption=caption, caption_justify="left", header_style="bold")
     table.add_column("#", justify="right")
     table.add_column("bot")
     table.add_column("Elo", justify="right")
     if not live and tables.bootstrap:
-        table.add_column("95% interval", justify="right")
+        table.add_column("95% CI", justify="right")
     for name in ("games", "wins", "win %", "avg total", "avg round"):
         table.add_column(name, justify="right")
     if not live:
@@ -42,7 +44,7 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> T
     for place, row in enumerate(tables.rows, 1):
         cells = [str(place), row.name, _fmt(row.elo, 0)]
         if not live and tables.bootstrap:
-            interval = "-" if row.elo_low is None or row.elo_high is None else f"{row.elo_low:.0f} .. {row.elo_high:.0f}"
+            interval = "-" if row.elo_low is None or row.elo_high is None else f"{row.elo_low:.0f}-{row.elo_high:.0f}"
             cells.append(interval)
         cells += [
             str(row.games),

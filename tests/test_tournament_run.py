@@ -1,0 +1,296 @@
+"""End to end: ``skyjo-ref tournament`` through the real CLI, a real referee and subprocess SDK bots.
+
+Games are kept short with a low ``end_score``; every run is a subprocess of the
+CLI as a user would start it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from skyjo_ref import records
+
+BOT_SOURCE = textwrap.dedent(
+    '''\
+    """A deterministic SDK bot for the tournament tests (crashes once if CRASH_ONCE names a file)."""
+    import os
+    from pathlib import Path
+
+    from skyjo_bot import Action, Bot, DecisionKind, View
+
+
+    class LowCards(Bot):
+        def __init__(self) -> None:
+            super().__init__()
+            self.decisions = 0
+
+        def decide(self, view: View) -> Action:
+            self.decisions += 1
+            marker = os.environ.get("CRASH_ONCE")
+            if marker and self.decisions == 15 and not Path(marker).exists():
+                Path(marker).write_text("crashed")
+                os._exit(3)
+            grid = view.my_grid
+            hidden = grid.hidden_positions()
+            if view.decision is DecisionKind.OPENING_REVEAL:
+                return Action.reveal(hidden[-1])
+            if view.decision is DecisionKind.DRAW_OR_TAKE:
+                top = view.discard_top
+                limit = int(os.environ.get("TAKE_MAX", "3"))
+                return Action.take() if top is not None and top <= limit else Action.draw()
+            card = view.hand
+            assert card is not None
+            revealed = grid.revealed_positions()
+            worst = max(revealed, key=lambda p: grid.values[p] or 0, default=None)
+            if worst is not None and (grid.values[worst] or 0) > card:
+                return Action.swap(worst)
+            if hidden and card <= 4:
+                return Action.swap(hidden[0])
+            if hidden and view.decision is DecisionKind.SWAP_OR_REVEAL:
+                return Action.reveal(hidden[0])
+            return Action.swap(hidden[0] if hidden else revealed[0])
+    '''
+)
+
+
+def setup_folder(tmp_path: Path) -> Path:
+    (tmp_path / "bots").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "bots" / "low.py").write_text(BOT_SOURCE, encoding="utf-8")
+    return tmp_path
+
+
+def write_config(
+    folder: Path, bots: str, *, k: int = 2, deals: int = 2, seed: int = 5, rating: str = "{bootstrap: 50}"
+) -> Path:
+    text = (
+        f"name: t\nrules: {{preset: official, end_score: 30}}\nplayers_per_game: {k}\ndeals: {deals}\n"
+        f"seed: {seed}\nconcurrency: 2\ntime_control: {{decision_ms: 5000, grace_ms: 5000}}\n"
+        f"rating: {rating}\noutput: out\nbots:\n{textwrap.dedent(bots)}"
+    )
+    path = folder / "league.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def tables_json(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.pop("tournament", None)
+    return dict(data)
+
+
+def stored_count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+THREE_BOTS = """\
+  - {name: greedy, builtin: greedy}
+  - {name: random, builtin: random}
+  - {name: low, python: bots/low.py}
+"""
+
+
+def test_three_bots_two_players(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    write_config(folder, THREE_BOTS, deals=2)
+    result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    for name in ("greedy", "random", "low"):
+        assert name in result.stdout
+    assert "head to head" in result.stdout
+    data = tables_json(folder / "tables.json")
+    assert data["games"] == 12  # 3 tables x 2 deals x 2 rotations
+    assert data["duplicate_blocks"] == 6
+    assert {b["name"]: b["games"] for b in data["bots"]} == {"greedy": 8, "random": 8, "low": 8}
+    assert data["head_to_head"]["greedy"]["low"]["games"] == 4
+    assert all(b["elo_low"] <= b["elo"] <= b["elo_high"] for b in data["bots"])
+    # pool mean anchoring: the mean Elo is 1500
+    assert abs(sum(b["elo"] for b in data["bots"]) / 3 - 1500) < 1e-6
+
+    files = sorted((folder / "out" / "games").glob("*.json"))
+    assert len(files) == 12
+    decks: dict[int, list[int]] = {}
+    for file in files:
+        game = records.check_file(file)  # every stored record replays and its results are right
+        record = records.load(file)
+        table, deal, rotation = file.stem.replace("__d", "/").replace("_r", "/").split("/")
+        names = table.split("+")
+        assert record["players"] == names[int(rotation) :] + names[: int(rotation)]
+        # duplicate format: every table and every rotation of a deal gets the same first deck
+        assert decks.setdefault(int(deal), record["rounds"][0]["deck"]) == record["rounds"][0]["deck"]
+        assert game.over
+    assert decks[0] != decks[1]
+
+    again = cli("ratings", "out", "--json", "-", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == data
+
+
+def test_four_bots_three_players_with_a_command_bot(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    bots = f"""\
+  - {{name: greedy, builtin: greedy}}
+  - {{name: random, builtin: random}}
+  - {{name: low, python: "bots/low.py:LowCards"}}
+  - name: cmd
+    command: [{json.dumps(sys.executable)}, -m, skyjo_bot, run, low.py]
+    cwd: bots
+    env: {{TAKE_MAX: 5}}
+"""
+    write_config(folder, bots, k=3, deals=1, rating="{anchor: random, elo: 1000, bootstrap: 50}")
+    result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    data = tables_json(folder / "tables.json")
+    assert data["games"] == 12  # 4 tables x 1 deal x 3 rotations
+    assert {b["name"]: b["games"] for b in data["bots"]} == {"greedy": 9, "random": 9, "low": 9, "cmd": 9}
+    assert data["head_to_head"]["cmd"]["low"]["games"] == 6
+    random_row = next(b for b in data["bots"] if b["name"] == "random")
+    assert random_row["elo"] == 1000 and data["rating"]["anchor"] == "random"
+    assert sorted(p.name for p in (folder / "out" / "logs").iterdir())[0].startswith("cmd-")
+
+
+def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path) -> None:
+    reference = setup_folder(tmp_path / "reference")
+    write_config(reference, THREE_BOTS, deals=4)
+    whole = cli("tournament", "league.yaml", "--json", "tables.json", cwd=reference)
+    assert whole.returncode == 0, whole.stderr
+
+    folder = setup_folder(tmp_path / "killed")
+    write_config(folder, THREE_BOTS, deals=4)
+    db = folder / "out" / "results.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: the bots die with it, like a power cut
+    )
+    deadline = time.monotonic() + 90
+    while stored_count(db) < 6 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = stored_count(db)
+    assert 6 <= before < 24
+
+    resumed = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{24 - before} games played" in " ".join(resumed.stderr.split())
+    assert f"{before} were already stored" in " ".join(resumed.stderr.split())
+    assert tables_json(folder / "tables.json") == tables_json(reference / "tables.json")
+
+
+def test_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    write_config(folder, THREE_BOTS, deals=2)
+    first = cli("tournament", "league.yaml", cwd=folder)
+    assert first.returncode == 0, first.stderr
+    db = folder / "out" / "results.sqlite"
+    with sqlite3.connect(db) as conn:
+        old = dict(conn.execute("SELECT key, finished_at FROM games").fetchall())
+    assert len(old) == 12
+
+    write_config(folder, THREE_BOTS + "  - {name: greedy2, builtin: greedy}\n", deals=2)
+    second = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    assert second.returncode == 0, second.stderr
+    assert "12 games played" in second.stderr and "12 were already stored" in second.stderr
+    with sqlite3.connect(db) as conn:
+        now = dict(conn.execute("SELECT key, finished_at FROM games").fetchall())
+    assert len(now) == 24
+    assert {k: now[k] for k in old} == old  # nothing was played again
+    assert all("greedy2" in key for key in set(now) - set(old))
+    data = tables_json(folder / "tables.json")
+    assert {b["name"]: b["games"] for b in data["bots"]} == {"greedy": 12, "random": 12, "low": 12, "greedy2": 12}
+
+
+def test_changed_settings_are_refused_and_new_sets_old_results_aside(tmp_path: Path) -> None:
+    bots = "  - {name: greedy, builtin: greedy}\n  - {name: random, builtin: random}\n"
+    write_config(tmp_path, bots, deals=1, seed=1)
+    assert cli("tournament", "league.yaml", cwd=tmp_path).returncode == 0
+    write_config(tmp_path, bots, deals=1, seed=2)
+    refused = cli("tournament", "league.yaml", cwd=tmp_path)
+    message = " ".join(refused.stderr.split())
+    assert refused.returncode == 2
+    assert "seed: stored 1, league.yaml has 2" in message and "--new" in message
+    fresh = cli("tournament", "league.yaml", "--new", cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    assert len(list(tmp_path.glob("out.old-*"))) == 1
+
+
+def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    marker = folder / "crashed.txt"
+    bots = f"""\
+  - {{name: greedy, builtin: greedy}}
+  - {{name: low, python: bots/low.py, env: {{CRASH_ONCE: {json.dumps(str(marker))}}}}}
+"""
+    write_config(folder, bots, deals=2)
+    result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert marker.exists()
+    assert "restarting it" in result.stderr
+    with sqlite3.connect(folder / "out" / "results.sqlite") as conn:
+        faults = conn.execute("SELECT bot, kind, detail FROM faults").fetchall()
+    assert [(bot, kind) for bot, kind, _ in faults] == [("low", "crash")]
+    assert "exited with code 3" in faults[0][2]
+    assert tables_json(folder / "tables.json")["games"] == 4
+
+
+def test_a_bot_that_cannot_run_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:
+    bots = f"""\
+  - {{name: aaa, builtin: greedy}}
+  - {{name: bbb, builtin: random}}
+  - name: broken
+    command: [{json.dumps(sys.executable)}, -c, "import sys; sys.exit(4)"]
+"""
+    write_config(tmp_path, bots, deals=1)
+    result = cli("tournament", "league.yaml", cwd=tmp_path)
+    message = " ".join(result.stderr.split())
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "bot 'broken'" in message and "exited" in message and "kept" in message
+    assert stored_count(tmp_path / "out" / "results.sqlite") >= 1  # aaa+bbb's games came first and are kept
+
+
+def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    write_config(folder, THREE_BOTS, deals=6)
+    db = folder / "out" / "results.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 90
+    while stored_count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    kept = stored_count(db)
+    assert 2 <= kept < 36
