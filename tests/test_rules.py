@@ -94,6 +94,8 @@ def test_opening_reveal_cannot_reveal_twice_or_draw() -> None:
         act(game, "reveal 4")
     with pytest.raises(IllegalActionError, match=r"seat 0 cannot draw now \(opening_reveal is due"):
         act(game, "draw")
+    with pytest.raises(IllegalActionError, match=r"seat 0 cannot swap 4 now .*expected reveal POS of a hidden slot"):
+        act(game, "swap 4")
 
 
 # ----------------------------------------------------------------- starters
@@ -179,6 +181,8 @@ def test_take_must_swap() -> None:
     assert game.view(0).discard_pile == ()
     with pytest.raises(IllegalActionError, match=r"seat 0 cannot reveal 5 now .*a taken card must be swapped"):
         act(game, "reveal 5")
+    with pytest.raises(IllegalActionError, match=r"cannot reveal 0 now .*a taken card must be swapped"):
+        act(game, "reveal 0")  # revealed already, but the reason is that a taken card must be swapped
     act(game, "swap 5")  # hidden: it is now revealed with the taken card
     grid = game.view(1).grids[0]
     assert grid.states[5] is SlotState.REVEALED and grid.values[5] == 9

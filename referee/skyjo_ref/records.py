@@ -10,6 +10,7 @@ any stored result differs from the replayed one.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -74,9 +75,32 @@ def game_to_record(game: Game, meta: Mapping[str, Any] | None = None) -> dict[st
     return record
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(record: Mapping[str, Any]) -> str:
-    """Compact but line-per-action JSON text for a record (stable key order)."""
-    return json.dumps(record, separators=(",", ":"))
+    """Compact JSON text with one line per round header and per action, so records diff well.
+
+    Key order is kept; parsing the text gives back an equal record.
+    """
+    lines = []
+    for key, value in record.items():
+        if key == "rounds" and isinstance(value, list) and all(isinstance(r, dict) for r in value):
+            rounds = []
+            for entry in value:
+                fields = []
+                for k, v in entry.items():
+                    if k == "actions" and isinstance(v, list):
+                        body = ",\n".join(_compact(a) for a in v)
+                        fields.append(f'"actions":[\n{body}]' if v else '"actions":[]')
+                    else:
+                        fields.append(f"{_compact(k)}:{_compact(v)}")
+                rounds.append("{" + ",".join(fields) + "}")
+            lines.append('"rounds":[\n' + ",\n".join(rounds) + "]")
+        else:
+            lines.append(f"{_compact(key)}:{_compact(value)}")
+    return "{" + ",\n".join(lines) + "}"
 
 
 def save(record: Mapping[str, Any], path: str | Path) -> None:
@@ -125,7 +149,17 @@ class _ReplayDealer(Dealer):
         return self.fixed.deck(round_index)
 
     def reshuffle(self, round_index: int, count: int, discards: list[int]) -> list[int]:
-        return self.fixed.reshuffle(round_index, count, discards)
+        # the caller prefixes "round k, action i: ", so the messages say only what is wrong
+        given = self.fixed.reshuffles[round_index] if round_index < len(self.fixed.reshuffles) else []
+        if count >= len(given):
+            raise DealError(f"the draw pile is empty but the round lists no reshuffle {count} to rebuild it")
+        pile = list(given[count])
+        if Counter(pile) != Counter(discards):
+            raise DealError(
+                f"reshuffle {count} ({len(pile)} cards) does not hold the {len(discards)} discards "
+                f"below the top card (the same multiset, in any order)"
+            )
+        return pile
 
 
 def _expect_list(value: Any, where: str, what: str) -> list[Any]:
@@ -222,8 +256,8 @@ def replay(record: Mapping[str, Any]) -> Game:
         log = game.rounds[k]
         if len(log.reshuffles) != len(reshuffles[k]):
             raise RecordError(
-                f"round {k}: {len(reshuffles[k])} reshuffles are given but the draw pile "
-                f"ran out {len(log.reshuffles)} times"
+                f"round {k}: reshuffle {len(log.reshuffles)} is never used "
+                f"(the draw pile ran out {len(log.reshuffles)} times, {len(reshuffles[k])} reshuffles are listed)"
             )
         _check_round_result(k, entry.get("result"), log.finisher, log.raw, log.scores)
 

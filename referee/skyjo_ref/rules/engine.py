@@ -391,7 +391,10 @@ class Game:
         where = f"seat {seat} cannot {action} now ({kind.value} is due"
         if kind is DRAW_OR_TAKE:
             return f"{where}: expected draw or take)"
-        if action.pos is not None and action.kind in (ActionKind.REVEAL, ActionKind.SWAP):
+        could_be_legal = (action.kind is ActionKind.REVEAL and kind is not SWAP_AFTER_TAKE) or (
+            action.kind is ActionKind.SWAP and kind is not OPENING_REVEAL
+        )
+        if action.pos is not None and could_be_legal:  # the right kind of action, the wrong slot
             state = self.states[seat][action.pos]
             if state == REMOVED:
                 return f"{where}: position {action.pos} is in a removed column)"

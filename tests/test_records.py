@@ -1,0 +1,363 @@
+"""``skyjo-game/1`` records: round trip, and every refusal of GAME_RECORD.md with its exact location.
+
+Locations are 0-based: ``round 0, action 9: `` for an action, ``round 2: ``
+where no action is to blame, nothing for the whole record.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deals import G_HIGH, G_LOW, act, make_deck, make_game, open_all, play_round
+from skyjo_bot.types import Action, DecisionKind, Rules
+from skyjo_ref import records
+from skyjo_ref.bots import make_builtin
+from skyjo_ref.records import RecordError
+from skyjo_ref.rules.engine import FixedDealer, Game
+
+DATA = Path(__file__).parent / "data"
+
+
+def played(seed: str = "records", players: int = 2, rules: Rules | None = None) -> Game:
+    game = Game(players, rules, seed=seed, players=[f"bot{i}" for i in range(players)])
+    bots = [make_builtin("greedy" if i % 2 == 0 else "random", i) for i in range(players)]
+    while not game.over:
+        seat = game.current_seat
+        assert seat is not None
+        game.apply(bots[seat].decide(game.view(seat)))
+    return game
+
+
+@pytest.fixture(scope="module")
+def base() -> dict[str, Any]:
+    game = played()
+    assert len(game.rounds) >= 2
+    return records.game_to_record(game, meta={"seed": "records"})
+
+
+def refused(record: dict[str, Any]) -> str:
+    with pytest.raises(RecordError) as info:
+        records.replay(record)
+    return str(info.value)
+
+
+def first_index(record: dict[str, Any], round_index: int, decision: DecisionKind, after: int = 0) -> int:
+    """The index of the first action of a round, from ``after`` on, taken when ``decision`` was due."""
+    game = Game(len(record["players"]), Rules.from_dict(record["rules"]), dealer=replay_dealer(record))
+    for k, entry in enumerate(record["rounds"]):
+        for i, raw in enumerate(entry["actions"]):
+            if k == round_index and i >= after and game.decision is decision:
+                return i
+            game.apply(Action.from_dict(raw))
+    raise AssertionError("no such action")
+
+
+def replay_dealer(record: dict[str, Any]) -> FixedDealer:
+    return FixedDealer([r["deck"] for r in record["rounds"]], [r["reshuffles"] for r in record["rounds"]])
+
+
+# ---------------------------------------------------------------- round trip
+
+
+def test_round_trip_through_text_and_file(base: dict[str, Any], tmp_path: Path) -> None:
+    text = records.dumps(base)
+    assert records.loads(text) == base
+    assert text.count("\n") >= sum(len(r["actions"]) for r in base["rounds"])  # one line per action
+    path = tmp_path / "game.json"
+    records.save(base, path)
+    assert records.load(path) == base
+    game = records.check_file(path)
+    assert game.totals == base["result"]["totals"]
+    assert records.game_to_record(game, meta=base["meta"]) == base
+
+
+def test_record_fields_follow_the_spec(base: dict[str, Any]) -> None:
+    assert base["format"] == "skyjo-game/1"
+    assert base["rules"] == {"preset": "official"}
+    assert base["players"] == ["bot0", "bot1"]
+    for entry in base["rounds"]:
+        assert set(entry) == {"deck", "reshuffles", "actions", "result"}
+        assert len(entry["deck"]) == 150
+        assert set(entry["result"]) == {"finisher", "raw", "scores"}
+        opening = entry["actions"][:4]
+        assert [(a["seat"], a["act"]) for a in opening] == [(0, "reveal"), (0, "reveal"), (1, "reveal"), (1, "reveal")]
+        for action in entry["actions"]:
+            assert set(action) <= {"seat", "act", "pos", "auto"}
+            assert ("pos" in action) == (action["act"] in ("reveal", "swap"))
+    assert set(base["result"]) == {"totals", "ranks", "winners"}
+
+
+def test_rules_written_compactly_and_read_back() -> None:
+    rules = Rules.from_dict({"preset": "slovenian", "column_clear": False, "end_score": 60})
+    game = played("rules", 3, rules)
+    record = records.game_to_record(game)
+    assert record["rules"] == {"preset": "slovenian", "column_clear": False, "end_score": 60}
+    assert records.replay(record).rules == rules
+    no_rules = copy.deepcopy(records.game_to_record(played("plain")))
+    del no_rules["rules"]  # without rules, the base is official
+    assert records.replay(no_rules).rules == Rules()
+
+
+def test_auto_tags_and_forfeits_round_trip() -> None:
+    game = Game(3, seed="auto", players=["a", "b", "c"])
+    rng_bot = make_builtin("random", 3)
+    while not game.over:
+        seat = game.current_seat
+        assert seat is not None
+        auto = "timeout" if seat == 2 else None
+        game.apply(rng_bot.decide(game.view(seat)), auto=auto)
+    assert game.winners is not None
+    gone = game.winners[0]
+    game.mark_forfeit(gone)
+    record = records.game_to_record(game)
+    assert record["result"]["forfeits"] == [gone]
+    assert {a.get("auto") for r in record["rounds"] for a in r["actions"] if a["seat"] == 2} == {"timeout"}
+    replayed = records.replay(record)
+    assert replayed.ranks == game.ranks and replayed.ranks is not None and replayed.ranks[gone] == 3
+    assert records.game_to_record(replayed) == record
+    wrong = copy.deepcopy(record)
+    del wrong["result"]["forfeits"]
+    assert refused(wrong).startswith("result: stored ranks")
+
+
+def test_data_files() -> None:
+    assert records.check_file(DATA / "greedy_random.json").winners == [0]
+    with pytest.raises(RecordError, match=r"^round 0, action 9: seat 1 cannot take now"):
+        records.check_file(DATA / "greedy_random_illegal_action.json")
+
+
+# ------------------------------------------------------------------ refusals
+
+
+def test_illegal_action(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    i = first_index(record, 0, DecisionKind.DRAW_OR_TAKE, after=9)
+    seat = record["rounds"][0]["actions"][i]["seat"]
+    record["rounds"][0]["actions"][i] = {"seat": seat, "act": "swap", "pos": 3}
+    assert refused(record) == (
+        f"round 0, action {i}: seat {seat} cannot swap 3 now (draw_or_take is due: expected draw or take)"
+    )
+
+
+def test_illegal_action_in_a_later_round(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    i = first_index(record, 1, DecisionKind.SWAP_AFTER_TAKE)
+    action = record["rounds"][1]["actions"][i]
+    action["act"], action["pos"] = "reveal", 0
+    message = refused(record)
+    assert message.startswith(f"round 1, action {i}: seat {action['seat']} cannot reveal 0 now")
+    assert "a taken card must be swapped" in message
+
+
+def test_action_that_does_not_parse(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    record["rounds"][0]["actions"][2] = {"seat": 1, "act": "reveal", "pos": 12}
+    assert refused(record).startswith("round 0, action 2: reveal needs a position 0-11")
+    record["rounds"][0]["actions"][2] = {"seat": 1, "act": "peek", "pos": 3}
+    assert refused(record).startswith("round 0, action 2: unknown action 'peek'")
+    record["rounds"][0]["actions"][2] = "reveal 3"
+    assert refused(record).startswith("round 0, action 2: expected an object")
+
+
+def test_wrong_seat(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    record["rounds"][0]["actions"][3]["seat"] = 0
+    assert refused(record) == "round 0, action 3: seat 0 acted, but seat 1 is due (opening_reveal)"
+    record = copy.deepcopy(base)
+    record["rounds"][0]["actions"][0]["seat"] = True
+    assert refused(record).startswith("round 0, action 0: seat True acted, but seat 0 is due")
+
+
+def test_unknown_auto_reason(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    record["rounds"][0]["actions"][7]["auto"] = "lazy"
+    assert refused(record).startswith("round 0, action 7: auto is 'lazy', expected one of timeout, illegal")
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_deck_not_the_150_card_multiset(base: dict[str, Any], k: int) -> None:
+    record = copy.deepcopy(base)
+    deck = record["rounds"][k]["deck"]
+    deck[deck.index(-2)] = 13
+    assert refused(record).startswith(f"round {k}: deck has 4 cards of value -2, expected 5")
+    record["rounds"][k]["deck"] = deck[:-1]
+    assert refused(record) == f"round {k}: deck has 149 cards, expected 150"
+    record["rounds"][k]["deck"] = [*deck[:-1], "5"]
+    assert refused(record) == f"round {k}: deck must hold integer card values"
+    del record["rounds"][k]["deck"]
+    assert refused(record) == f"round {k}: deck must be a list, got NoneType"
+
+
+def _reshuffled_record() -> dict[str, Any]:
+    """A 2-player game (end_score 1: one round) whose draw pile runs out once."""
+    game = make_game([make_deck([G_HIGH, G_LOW], discard=3)], 2, Rules(end_score=1), seed=5)
+    open_all(game)
+    while game.view(0).draw_pile_size:
+        act(game, "draw", "swap 0")
+    play_round(game)
+    assert game.over and len(game.rounds[0].reshuffles) == 1
+    return records.game_to_record(game)
+
+
+def test_reshuffle_is_checked_and_used() -> None:
+    record = _reshuffled_record()
+    assert len(record["rounds"][0]["reshuffles"][0]) == 125
+    assert records.replay(record).totals == record["result"]["totals"]
+    draw_at = 4 + 2 * 125  # openings, then 125 turns of draw + swap: this draw finds the pile empty
+
+    wrong = copy.deepcopy(record)
+    pile = wrong["rounds"][0]["reshuffles"][0]
+    pile[pile.index(12)] = -2 if pile.count(-2) < 5 else 11
+    assert refused(wrong) == (
+        f"round 0, action {draw_at}: reshuffle 0 (125 cards) does not hold the 125 discards below the top card "
+        "(the same multiset, in any order)"
+    )
+    missing = copy.deepcopy(record)
+    missing["rounds"][0]["reshuffles"] = []
+    assert refused(missing) == (
+        f"round 0, action {draw_at}: the draw pile is empty but the round lists no reshuffle 0 to rebuild it"
+    )
+    reordered = copy.deepcopy(record)
+    reordered["rounds"][0]["reshuffles"][0].reverse()  # any order of the right multiset is a deal
+    replayed = records.replay(reordered)  # (here the later draws are only discarded: same scores)
+    assert replayed.rounds[0].reshuffles == reordered["rounds"][0]["reshuffles"]
+
+
+def test_unused_reshuffle(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    record["rounds"][1]["reshuffles"] = [[1, 2, 3]]
+    assert (
+        refused(record) == "round 1: reshuffle 0 is never used (the draw pile ran out 0 times, 1 reshuffles are listed)"
+    )
+    extra = _reshuffled_record()
+    extra["rounds"][0]["reshuffles"].append([5])
+    assert refused(extra).startswith("round 0: reshuffle 1 is never used")
+
+
+@pytest.mark.parametrize("key", ["finisher", "raw", "scores"])
+def test_stored_round_result_differs(base: dict[str, Any], key: str) -> None:
+    record = copy.deepcopy(base)
+    result = record["rounds"][1]["result"]
+    replayed = result[key]
+    result[key] = 1 - replayed if key == "finisher" else [v + 1 for v in replayed]
+    assert refused(record) == f"round 1: stored {key} {result[key]!r} differs from the replayed {replayed!r}"
+
+
+def test_stored_list_in_another_order_is_a_different_result(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    raw = record["rounds"][0]["result"]["raw"]
+    assert raw[0] != raw[1]
+    record["rounds"][0]["result"]["raw"] = raw[::-1]
+    assert refused(record).startswith("round 0: stored raw")
+    # a shared win: winners [2, 1] is not [1, 2]
+    game = make_game([make_deck([G_HIGH, G_LOW, G_LOW], 5)], 3)
+    open_all(game)
+    play_round(game)
+    tie = records.game_to_record(game)
+    assert tie["result"]["winners"] == [1, 2]
+    tie["result"]["winners"] = [2, 1]
+    assert refused(tie) == "result: stored winners [2, 1] differ from the replayed [1, 2]"
+
+
+def test_stored_final_result_differs(base: dict[str, Any]) -> None:
+    for key in ("totals", "ranks", "winners"):
+        record = copy.deepcopy(base)
+        record["result"][key] = [*record["result"][key], 0]
+        assert refused(record).startswith(f"result: stored {key} ")
+    record = copy.deepcopy(base)
+    record["result"]["totals"] = [float(t) for t in record["result"]["totals"]]  # 29.0 is not the integer 29
+    assert refused(record).startswith("result: stored totals")
+    record = copy.deepcopy(base)
+    del record["result"]
+    assert refused(record) == "result: expected an object with totals, ranks and winners"
+
+
+def test_game_structure_errors(base: dict[str, Any]) -> None:
+    short = copy.deepcopy(base)
+    short["rounds"][0]["actions"] = short["rounds"][0]["actions"][:-3]
+    assert refused(short).startswith("round 0: the actions end before the round does (seat ")
+    long = copy.deepcopy(base)
+    long["rounds"][0]["actions"].append({"seat": 0, "act": "draw"})
+    n = len(long["rounds"][0]["actions"]) - 1
+    assert refused(long) == f"round 0, action {n}: the round was already over"
+    extra_round = copy.deepcopy(base)
+    extra_round["rounds"].append(copy.deepcopy(base["rounds"][0]))
+    assert refused(extra_round) == "round 2: the game was already over after round 1"
+    cut = copy.deepcopy(base)
+    cut["rounds"] = cut["rounds"][:1]
+    assert refused(cut).startswith("the record ends after round 0, but the game goes on")
+    empty = copy.deepcopy(base)
+    empty["rounds"] = []
+    assert refused(empty) == "rounds: a record holds at least one round"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": "skyjo-game/2"}, "format is 'skyjo-game/2', expected 'skyjo-game/1'"),
+        ({"format": None}, "format is None, expected 'skyjo-game/1'"),
+        ({"players": [f"p{i}" for i in range(9)]}, "players: Skyjo is played by 2 to 8 players, the record has 9"),
+        ({"players": ["solo"]}, "players: Skyjo is played by 2 to 8 players, the record has 1"),
+        ({"players": "ab"}, "players must be a list, got str"),
+        ({"players": ["a", 2]}, "players: expected a list of display names (strings)"),
+        ({"rules": {"preset": "official", "jokers": True}}, "rules: unknown rules option 'jokers'"),
+        ({"rules": {"preset": "house"}}, "rules: unknown rules preset 'house'"),
+        ({"rules": {"end_score": "100"}}, "rules: rules option end_score must be an integer, got '100'"),
+        ({"rules": "official"}, 'rules: expected an object like {"preset": "official"}, got str'),
+        ({"rounds": {}}, "rounds must be a list, got dict"),
+    ],
+)
+def test_whole_record_problems_have_no_location(base: dict[str, Any], change: dict[str, Any], message: str) -> None:
+    record = {**copy.deepcopy(base), **change}
+    assert refused(record).startswith(message)
+
+
+def test_unknown_keys_ignored_meta_ignored(base: dict[str, Any]) -> None:
+    record = copy.deepcopy(base)
+    record["comment"] = "from a bug report"
+    record["meta"] = {"seed": None, "timings": [1.5, 2], "anything": {"nested": True}}
+    record["rounds"][0]["duration_ms"] = 1234
+    record["rounds"][0]["actions"][0]["think_ms"] = 12
+    record["rounds"][0]["result"]["note"] = "ok"
+    record["result"]["elo"] = 1500
+    assert records.replay(record).totals == base["result"]["totals"]
+    del record["meta"]
+    assert records.replay(record).totals == base["result"]["totals"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"format": "skyjo-game/1",', "not valid JSON (line 1, column 27): Expecting property name"),
+        ("", "not valid JSON (line 1, column 1): Expecting value"),
+        ("[1, 2]", "expected a JSON object with format 'skyjo-game/1', got list"),
+        ("null", "expected a JSON object with format 'skyjo-game/1', got NoneType"),
+    ],
+)
+def test_malformed_json(text: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(RecordError) as info:
+        records.loads(text)
+    assert str(info.value).startswith(message)
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RecordError) as info:
+        records.load(path)
+    assert str(info.value) == f"{path}: {message}" or str(info.value).startswith(f"{path}: {message}")
+
+
+def test_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match=r"missing\.json: cannot read: No such file or directory"):
+        records.load(tmp_path / "missing.json")
+    (tmp_path / "latin1.json").write_bytes(b'{"players": ["\xe9"]}')
+    with pytest.raises(RecordError, match="not UTF-8 text"):
+        records.load(tmp_path / "latin1.json")
+
+
+def test_record_of_every_round_matches_json_types() -> None:
+    """Records are plain JSON: a record survives json.dumps/loads unchanged."""
+    record = records.game_to_record(played("json", 4))
+    assert json.loads(json.dumps(record)) == record
