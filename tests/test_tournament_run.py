@@ -6,6 +6,7 @@ CLI as a user would start it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -104,6 +105,20 @@ def stored_count(db: Path) -> int:
         return 0
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
 THREE_BOTS = """\
   - {name: greedy, builtin: greedy}
   - {name: random, builtin: random}
@@ -185,12 +200,15 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own process group: the bots die with it, like a power cut
     )
     deadline = time.monotonic() + 90
     while stored_count(db) < 6 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
+    bots = child_pids(proc.pid)  # bot processes run in their own process groups
+    proc.kill()  # kill -9, then the bots too, as a power cut would
+    for pid in bots:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=30)
     before = stored_count(db)
     assert 6 <= before < 24

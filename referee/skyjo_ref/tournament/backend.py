@@ -17,60 +17,50 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import sys
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any, Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 from skyjo_ref.match import MatchSpec, SeatSpec
+from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
 from skyjo_ref.tournament.config import BotEntry, TournamentConfig
 from skyjo_ref.tournament.runner import Observer, TournamentUnfinished
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
 
-#: Process exits in a row (without a good game between) before a bot stops the run.
-MAX_CRASHES_IN_A_ROW: Final = 3
+#: Restarts of one bot process before the bot stops the run (exit 3; a rerun starts afresh).
+MAX_RESTARTS: Final = 3
 #: How long a freshly started bot process may take to connect (in-process referee), at least.
 MIN_CONNECT_TIMEOUT_S: Final = 5.0
 #: How long a stopped process may take to exit after SIGTERM before SIGKILL.
 STOP_TIMEOUT_S: Final = 3.0
 
 
-def bot_argv(entry: BotEntry) -> list[str]:
-    """The command line of a managed bot's process."""
+def bot_spec(entry: BotEntry) -> BotSpec:
+    """The referee side's spec for a managed bot's process (``players.BotSpec``)."""
     if entry.kind == "python":
-        assert entry.python is not None
-        return [sys.executable, "-m", "skyjo_bot", "run", entry.python, "--name", entry.name, "--give-up", "30"]
-    assert entry.command is not None
-    return list(entry.command)
+        return BotSpec("python", entry.name, entry.python or "", python=entry.python, cwd=entry.cwd, env=entry.env)
+    return BotSpec("command", entry.name, entry.describe(), command=entry.command or (), cwd=entry.cwd, env=entry.env)
 
 
 @dataclass(slots=True)
 class _Worker:
-    """One bot process and its token."""
+    """One bot process (a :class:`ManagedBot`) and its token."""
 
     bot: str
-    token: str
     number: int
-    log_path: Path
-    process: asyncio.subprocess.Process | None = None
-    log_file: IO[bytes] | None = None
+    process: ManagedBot
     busy: bool = False
     game_key: str | None = None
+    recorded: int = 0  # process faults already stored
     watcher: asyncio.Task[None] | None = None
-    connected: bool = False
 
-
-@dataclass(slots=True)
-class _Pool:
-    entry: BotEntry
-    workers: list[_Worker] = field(default_factory=list)
-    crashes_in_a_row: int = 0
-    free: asyncio.Condition = field(default_factory=asyncio.Condition)
+    @property
+    def gave_up(self) -> bool:
+        """The process died and will not be restarted again."""
+        p = self.process
+        return not p.running and p.exited.is_set() and p.restarts >= p.max_restarts and bool(p.faults)
 
 
 class RefereeBackend:
@@ -91,7 +81,7 @@ class RefereeBackend:
         self.client = client
         self.address = address
         self.server = server
-        self.pools = {b.name: _Pool(b) for b in config.bots if b.managed}
+        self.pools: dict[str, list[_Worker]] = {b.name: [] for b in config.bots if b.managed}
         self.log_dir = config.output / "logs"
         self.closing = False
         self.failure: TournamentUnfinished | None = None
@@ -100,12 +90,12 @@ class RefereeBackend:
     # ----------------------------------------------------------------- a game
 
     async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]:
-        """Play ``game`` (seats in order) on the referee and return its checked record."""
+        """Play ``game`` (seats in order) on the referee and return its record."""
         held: list[_Worker] = []
         try:
             for name in sorted(name for name, entry in seats if entry.managed):
                 held.append(await self._acquire(name, game.key))
-            tokens = {w.bot: w.token for w in held}
+            tokens = {w.bot: w.process.token for w in held}
             specs = tuple(
                 SeatSpec(name, builtin=entry.builtin)
                 if entry.kind == "builtin"
@@ -117,13 +107,10 @@ class RefereeBackend:
             )
             record = await self._play_match(spec, game)
             self._check_connected(record, game, seats)
-            for name, entry in seats:
-                if entry.managed:
-                    self.pools[name].crashes_in_a_row = 0
             return record
         finally:
             for worker in held:
-                await self._release(worker)
+                worker.busy, worker.game_key = False, None
 
     async def _play_match(self, spec: MatchSpec, game: GameId) -> dict[str, Any]:
         try:
@@ -139,7 +126,7 @@ class RefereeBackend:
         except RefereeError as exc:
             raise TournamentUnfinished(f"game {game.key}: {exc}") from None
         if self.failure is not None:
-            raise self.failure
+            raise self.failure  # a bot gave up during the game: its result is not kept
         assert record is not None
         return record
 
@@ -150,7 +137,7 @@ class RefereeBackend:
             reason = str(entry.get("reason", "")) if isinstance(entry, dict) else ""
             if reason.startswith("not connected"):
                 name, bot = seats[int(entry["seat"])]
-                where = f"its log is {self.log_dir}/{name}-*.log" if bot.managed else "it connects by itself"
+                where = f"its output is in {self.log_dir}/{name}-*.log" if bot.managed else "it connects by itself"
                 raise TournamentUnfinished(
                     f"game {game.key}: bot {name!r} ({bot.describe()}) never connected to the referee "
                     f"at {self.address} ({reason}); {where}"
@@ -160,142 +147,88 @@ class RefereeBackend:
 
     async def _acquire(self, name: str, game_key: str) -> _Worker:
         pool = self.pools[name]
-        for worker in pool.workers:
+        for worker in pool:
             if not worker.busy:
                 worker.busy, worker.game_key = True, game_key
                 return worker
-        token = await self._issue_token(name)
-        worker = _Worker(name, token, len(pool.workers) + 1, self.log_dir / f"{name}-{len(pool.workers) + 1}.log")
-        worker.busy, worker.game_key = True, game_key
-        pool.workers.append(worker)
-        await self._spawn(worker)
+        try:
+            token = await self.client.issue_token(name)
+        except RefereeError as exc:
+            raise TournamentUnfinished(f"bot {name!r}: {exc}") from None
+        entry = self.config.bot(name)
+        number = len(pool) + 1
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        process = ManagedBot(
+            bot_spec(entry),
+            self.address,
+            token,
+            max_restarts=MAX_RESTARTS,
+            log_path=self.log_dir / f"{name}-{number}.log",
+        )
+        worker = _Worker(name, number, process, busy=True, game_key=game_key)
+        pool.append(worker)
+        try:
+            await process.start()
+        except OSError as exc:
+            raise TournamentUnfinished(
+                f"bot {name!r}: cannot start {entry.describe()}: {exc.strerror or exc}"
+            ) from None
+        worker.watcher = asyncio.create_task(self._watch(worker))
         await self._wait_connected(worker)
         return worker
 
-    async def _release(self, worker: _Worker) -> None:
-        worker.busy, worker.game_key = False, None
-
-    async def _issue_token(self, name: str) -> str:
-        try:
-            return await self.client.issue_token(name)
-        except RefereeError as exc:
-            raise TournamentUnfinished(f"bot {name!r}: {exc}") from None
-
-    async def _spawn(self, worker: _Worker) -> None:
-        entry = self.pools[worker.bot].entry
-        argv = bot_argv(entry)
-        env = {**os.environ, **entry.env, "SKYJO_ADDR": self.address, "SKYJO_TOKEN": worker.token}
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        if worker.log_file is None:
-            worker.log_file = open(worker.log_path, "ab")  # kept open for the process's life
-        try:
-            worker.process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=str(entry.cwd or self.config.path.resolve().parent),
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=worker.log_file,
-                stderr=worker.log_file,
-            )
-        except OSError as exc:
-            raise TournamentUnfinished(
-                f"bot {worker.bot!r}: cannot start {' '.join(argv)}: {exc.strerror or exc}"
-            ) from None
-        worker.connected = False
-        worker.watcher = asyncio.create_task(self._watch(worker, worker.process))
-
     async def _wait_connected(self, worker: _Worker) -> None:
-        """In-process referee: wait until the new process holds its stream (or fails)."""
+        """In-process referee: wait until the new process holds its stream (restarts included)."""
         if self.server is None:
             return
-        while True:
-            process = worker.process
-            assert process is not None
-            connect = asyncio.ensure_future(self.server.wait_connected(worker.token, self.connect_timeout_s))
-            exited = asyncio.ensure_future(process.wait())
-            done, _ = await asyncio.wait({connect, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if connect in done and connect.result():
-                exited.cancel()
-                worker.connected = True
-                return
-            connect.cancel()
-            exited.cancel()
+        deadline = asyncio.get_running_loop().time() + self.connect_timeout_s
+        while not await self.server.wait_connected(worker.process.token, 0.25):
             if self.failure is not None:
                 raise self.failure
-            if process.returncode is None:
+            if asyncio.get_running_loop().time() > deadline:
                 raise TournamentUnfinished(
                     f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:.0f} s "
                     f"(the grace period, at least {MIN_CONNECT_TIMEOUT_S:.0f} s); "
-                    f"its output is in {worker.log_path}"
+                    f"its output is in {worker.process.log_path}"
                 )
-            # it exited: the watcher restarts it (or gives up); wait for the new process
-            await asyncio.sleep(0)
-            while worker.process is process and self.failure is None:
+
+    async def _watch(self, worker: _Worker) -> None:
+        """Store every fault of the worker's process; stop the run when it will not be restarted again."""
+        process = worker.process
+        while not self.closing:
+            await process.exited.wait()
+            await asyncio.sleep(0.05)  # ManagedBot notes the fault just after it wakes us
+            if self.closing:
+                return
+            for fault in process.faults[worker.recorded :]:
+                worker.recorded += 1
+                detail = f"process {worker.number} {fault.describe()}"
+                if worker.game_key is not None:
+                    detail += f" (during game {worker.game_key})"
+                if worker.gave_up and worker.recorded == len(process.faults):
+                    self.store.add_fault(worker.bot, "gave_up", detail, worker.game_key)
+                    self.observer.note(f"bot {worker.bot}: {detail}; not restarted again")
+                else:
+                    self.store.add_fault(worker.bot, "crash", detail + "; restarted", worker.game_key)
+                    self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
+            if worker.gave_up:
+                self.failure = TournamentUnfinished(
+                    f"bot {worker.bot!r}: its process exited {len(process.faults)} times "
+                    f"(last: {process.faults[-1].describe()}); see {process.log_path}"
+                )
+                return
+            while process.exited.is_set() and not self.closing and not worker.gave_up:
                 await asyncio.sleep(0.05)
 
-    async def _watch(self, worker: _Worker, process: asyncio.subprocess.Process) -> None:
-        """Restart a process that exits while the tournament runs, and record the fault."""
-        code = await process.wait()
-        if self.closing or worker.process is not process:
-            return
-        pool = self.pools[worker.bot]
-        pool.crashes_in_a_row += 1
-        detail = f"process {worker.number} (pid {process.pid}) exited with code {code}"
-        if worker.game_key is not None:
-            detail += f" during game {worker.game_key}"
-        tail = _tail(worker.log_path)
-        if tail:
-            detail += f"; last output: {tail}"
-        if pool.crashes_in_a_row > MAX_CRASHES_IN_A_ROW:
-            self.store.add_fault(worker.bot, "gave_up", detail, worker.game_key)
-            self.failure = TournamentUnfinished(
-                f"bot {worker.bot!r}: its process exited {pool.crashes_in_a_row} times in a row "
-                f"(last: {detail}); see {worker.log_path}"
-            )
-            self.observer.note(f"bot {worker.bot}: {detail}; giving up")
-            return
-        self.store.add_fault(worker.bot, "crash", detail + "; restarted", worker.game_key)
-        self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
-        await asyncio.sleep(0.2 * pool.crashes_in_a_row)
-        if not self.closing:
-            try:
-                await self._spawn(worker)
-            except TournamentUnfinished as exc:
-                self.failure = exc
-
     async def aclose(self) -> None:
-        """Stop every bot process: SIGTERM, then SIGKILL after a few seconds."""
+        """Stop every bot process (SIGTERM, then SIGKILL)."""
         self.closing = True
-        workers = [w for pool in self.pools.values() for w in pool.workers]
+        workers = [w for pool in self.pools.values() for w in pool]
+        await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in workers), return_exceptions=True)
         for worker in workers:
-            if worker.process is not None and worker.process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    worker.process.send_signal(signal.SIGTERM)
-        for worker in workers:
-            process = worker.process
-            if process is not None:
-                try:
-                    await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
-                except TimeoutError:
-                    with contextlib.suppress(ProcessLookupError):
-                        process.kill()
-                    await process.wait()
             if worker.watcher is not None:
                 worker.watcher.cancel()
-            if worker.log_file is not None:
-                worker.log_file.close()
-
-
-def _tail(path: Path, limit: int = 300) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 4000))
-            lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1][:limit] if lines else ""
+        await asyncio.gather(*(w.watcher for w in workers if w.watcher is not None), return_exceptions=True)
 
 
 @contextlib.asynccontextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -30,19 +31,26 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> T
     caption = (
         None if live else f"Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     )
-    table = Table(title=title, caption=caption, caption_justify="left", header_style="bold")
-    table.add_column("#", justify="right")
-    table.add_column("bot")
+    table = Table(
+        title=title,
+        caption=caption,
+        caption_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("bot", no_wrap=True, min_width=max((len(r.name) for r in tables.rows), default=3))
     table.add_column("Elo", justify="right")
     if not live and tables.bootstrap:
-        table.add_column("95% CI", justify="right")
-    for name in ("games", "wins", "win %", "avg total", "avg round"):
+        table.add_column("95% CI", justify="right", no_wrap=True)
+    for name in ("games", "wins", "win%", "avg\ntotal", "avg\nround"):
         table.add_column(name, justify="right")
     if not live:
         table.add_column("strikes", justify="right")
         table.add_column("forfeits", justify="right")
-    for place, row in enumerate(tables.rows, 1):
-        cells = [str(place), row.name, _fmt(row.elo, 0)]
+    for row in tables.rows:
+        cells = [row.name, _fmt(row.elo, 0)]
         if not live and tables.bootstrap:
             interval = "-" if row.elo_low is None or row.elo_high is None else f"{row.elo_low:.0f}-{row.elo_high:.0f}"
             cells.append(interval)
@@ -67,8 +75,10 @@ def head_to_head_table(tables: Tables) -> Table:
         caption="row's pairwise score % against column (draws half); games per pair in --json",
         caption_justify="left",
         header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
-    table.add_column("")
+    table.add_column("", no_wrap=True)
     for name in names:
         table.add_column(name, justify="right")
     for a in names:
@@ -116,7 +126,7 @@ class RichObserver:
         self._t0 = time.monotonic()
         self._table = elo_table(self.standings(), live=True)
         if to_play:
-            self.live = Live(self._group(), console=self.console, refresh_per_second=4, transient=False)
+            self.live = Live(self._group(), console=self.console, refresh_per_second=4, transient=True)
             self.live.start()
 
     def _group(self) -> Group:
