@@ -277,3 +277,24 @@ def test_worker_thread_keeps_the_loop_free() -> None:
         worker.close()
 
     asyncio.run(main())
+
+
+def test_bot_exits_when_the_referee_ends_the_session() -> None:
+    async def main() -> None:
+        async with referee() as server:
+            token = server.issue_token("idle")
+            bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "idle", token, server.address)
+            for _ in range(300):  # until the bot has its Welcome (an idle session, as after a match)
+                if "connected to" in bot.text():
+                    break
+                await asyncio.sleep(0.1)
+            assert "connected to" in bot.text()
+        # the referee stopped (streams end with status OK): the bot leaves by itself, exit 0
+        code = await asyncio.wait_for(bot.proc.wait(), 30)
+        assert bot._reader is not None
+        await bot._reader
+        assert code == 0, bot.text()
+        assert "the referee ended the session" in bot.text()
+        assert "reconnecting" not in bot.text()
+
+    asyncio.run(main())
