@@ -3,8 +3,9 @@
 It uses only the SDK (``skyjo_bot``) and the view it is given, so it plays the
 same in-process or remote:
 
-    python -m skyjo_bot run examples/python/strong_bot.py   # over gRPC
     skyjo-ref match examples/python/strong_bot.py greedy --games 200
+    skyjo-ref play examples/python/strong_bot.py              # you against it
+    SKYJO_ADDR=... SKYJO_TOKEN=... python -m skyjo_bot run examples/python/strong_bot.py
 
 Ideas (docs/strong-bot.md has the measurements):
 
@@ -51,6 +52,7 @@ FEED_BASELINE = 3.0  # what the next player gains anyway in a turn
 OPP_LAST_TURN_GAIN = 2.5  # what an opponent gains on their last turn, on average
 FINISH_BONUS = 1.0  # ending the round cuts the opponents' remaining improvement
 TAKE_MARGIN = 0.0
+GAME_END_AWARE = True  # in a round that may end the game, tempo follows the lead in totals
 
 
 def _normal_cdf(x: float) -> float:
@@ -89,6 +91,9 @@ def _context(view: View) -> _Context:
         turns = min(hidden_counts) * 1.3
     rules = view.rules
     expected = [g.revealed_sum() + len(g.hidden_positions()) * mean for g in view.grids]
+    if GAME_END_AWARE and max(t + e for t, e in zip(view.totals, expected)) >= rules.end_score:
+        # the game may end with this round: what counts is the lead in game totals
+        expected = [t + e for t, e in zip(view.totals, expected)]
     mine = expected[view.seat]
     best_other = min(e for s, e in enumerate(expected) if s != view.seat)
     return _Context(
@@ -340,11 +345,6 @@ def _penalty(view: View, score: int) -> float:
     if kind == "double":
         return float(score)
     return 10.0
-
-
-def make_bot() -> Bot:
-    """Entry point for ``python -m skyjo_bot run`` and ``skyjo-ref match``."""
-    return StrongBot()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,218 @@
+"""The session behind ``skyjo-ref play``: a person's seat on a referee, through the SDK client.
+
+The person's :class:`~skyjo_ref.cli.play_view.HumanBot` connects to the
+referee's BotService with a token, exactly as a remote bot does, so every
+game played here also exercises the protocol. The referee is started in this
+process unless an address is given; bots named by file or command run as
+their own processes (:class:`~skyjo_ref.players.ManagedBot`), built-in bots
+inside the referee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused
+from skyjo_bot.types import Rules, TimeControl
+
+from skyjo_ref.cli.play_view import HumanBot
+from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
+from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.server.client import FinishedGame, MatchClient, RefereeError
+from skyjo_ref.server.lineup import LineupError, _wait_connected
+from skyjo_ref.server.server import RefereeServer, ServerConfig
+
+#: A person thinks for as long as they like: an hour a decision, a day a game.
+HUMAN_TIME_CONTROL = TimeControl(decision_ms=3_600_000, bank_ms=86_400_000, max_strikes=3, grace_ms=30_000)
+#: How long the person's client and the bot processes may take to connect.
+CONNECT_TIMEOUT_S = 30.0
+
+
+class PlayError(Exception):
+    """The session could not be set up or broke; the message says what and what is expected."""
+
+
+@dataclass(slots=True)
+class PlayOutcome:
+    """How the session ended."""
+
+    games: int = 0  # games the referee finished
+    quit: bool = False  # the person left before the end
+    error: str = ""  # why the match stopped early, if it did
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def play(
+    human: HumanBot,
+    bots: Sequence[BotSpec],
+    *,
+    seat: int = 0,
+    rules: Rules | None = None,
+    games: int = 1,
+    seed: str = "",
+    referee: str | None = None,
+    control_token: str | None = None,
+) -> PlayOutcome:
+    """Seat ``human`` at ``seat`` among ``bots`` and play ``games`` games on a referee."""
+    if not 0 <= seat <= len(bots):
+        raise PlayError(f"--seat {seat} is not a seat of this table: expected 0 to {len(bots)}")
+    if any(b.kind == "remote" for b in bots):
+        raise PlayError("play seats built-in bots, Python bot files and cmd: bots; remote: bots need skyjo-ref serve")
+    server: RefereeServer | None = None
+    if referee is None:
+        server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=HUMAN_TIME_CONTROL))
+        try:
+            await server.start()
+        except OSError as exc:
+            raise PlayError(f"cannot start a referee: {exc}") from None
+        address, control = server.address, server.control_token
+    else:
+        if not control_token:
+            raise PlayError(
+                "--referee needs the referee's control token: pass --control-token or set SKYJO_CONTROL_TOKEN"
+            )
+        address, control = referee, control_token
+    loop = asyncio.get_running_loop()
+    quit_event = asyncio.Event()
+
+    def on_quit() -> None:
+        loop.call_soon_threadsafe(quit_event.set)
+
+    human.on_quit = on_quit
+    managed: list[ManagedBot] = []
+    client: BotClient | None = None
+    client_task: asyncio.Task[None] | None = None
+    outcome = PlayOutcome()
+    installed = _on_sigint(loop, quit_event)
+    try:
+        async with MatchClient(address, control) as matches:
+            names = _seat_names(human.name, bots, seat)
+            token = await matches.issue_token(names[seat])
+            client = BotClient(human, address, token, give_up_after=CONNECT_TIMEOUT_S)
+            client_task = asyncio.create_task(client.run())
+            seats: list[SeatSpec] = []
+            bot_names = [n for i, n in enumerate(names) if i != seat]
+            for spec, name in zip(bots, bot_names):
+                if spec.builtin is not None:
+                    seats.append(SeatSpec.of_builtin(spec.builtin, name))
+                    continue
+                bot_token = await matches.issue_token(name)
+                process = ManagedBot(spec, address, bot_token)
+                try:
+                    await process.start()
+                except OSError as exc:
+                    raise PlayError(f"cannot start bot {spec.text or spec.name!r}: {exc}") from None
+                managed.append(process)
+                seats.append(SeatSpec.of_token(bot_token, name))
+            seats.insert(seat, SeatSpec.of_token(token, names[seat]))
+            await _wait_welcome(client, client_task)
+            if server is not None:
+                for process in managed:
+                    try:
+                        await _wait_connected(server, process.spec.name, process.token, process)
+                    except LineupError as exc:
+                        raise PlayError(str(exc)) from None
+            match_spec = MatchSpec(
+                seats=tuple(seats),
+                rules=rules or Rules(),
+                time_control=HUMAN_TIME_CONTROL,
+                games=games,
+                seed=seed,
+            )
+            try:
+                match_id = await matches.start_match(match_spec)
+            except (RefereeError, MatchSpecError) as exc:
+                raise PlayError(str(exc)) from None
+            watch = asyncio.create_task(_watch(matches, match_id, outcome))
+            quitting = asyncio.create_task(quit_event.wait())
+            done, _ = await asyncio.wait({watch, quitting, client_task}, return_when=asyncio.FIRST_COMPLETED)
+            if quitting in done or human.quit.is_set():
+                outcome.quit = True
+                watch.cancel()
+            elif client_task in done and watch not in done:
+                watch.cancel()
+                outcome.error = _client_failure(client_task)
+            else:
+                quitting.cancel()
+                await watch  # raises RefereeError if the watch broke
+                await _wait_games_seen(human, outcome.games)
+    except RefereeError as exc:
+        raise PlayError(str(exc)) from None
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        if client is not None:
+            client.stop()
+        if client_task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(client_task, 5.0)
+        for process in managed:
+            await process.stop()
+        if server is not None:
+            await server.stop(0.5)
+    return outcome
+
+
+def _seat_names(human: str, bots: Sequence[BotSpec], seat: int) -> list[str]:
+    """Display names, one a seat, made unique (``greedy``, ``greedy 2``)."""
+    raw = [b.name for b in bots]
+    raw.insert(seat, human)
+    seen: dict[str, int] = {}
+    out = []
+    for name in raw:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} {seen[name]}")
+    return out
+
+
+async def _wait_welcome(client: BotClient, task: asyncio.Task[None]) -> None:
+    """Until the person's client holds a session (the referee answered Hello)."""
+    deadline = asyncio.get_running_loop().time() + CONNECT_TIMEOUT_S
+    while client.stats.sessions == 0:
+        if task.done():
+            raise PlayError(f"could not join the referee: {_client_failure(task)}")
+        if asyncio.get_running_loop().time() > deadline:
+            raise PlayError(f"could not join the referee at {client.addr} within {CONNECT_TIMEOUT_S:.0f} s")
+        await asyncio.sleep(0.02)
+
+
+def _client_failure(task: asyncio.Task[None]) -> str:
+    if task.cancelled():
+        return "the connection was cancelled"
+    exc = task.exception()
+    if isinstance(exc, SessionRefused | ConnectionLost):
+        return str(exc)
+    if exc is not None:
+        return f"{type(exc).__name__}: {exc}"
+    return "the referee ended the session"
+
+
+async def _watch(matches: MatchClient, match_id: str, outcome: PlayOutcome) -> None:
+    async for update in matches.watch(match_id):
+        if isinstance(update, FinishedGame):
+            outcome.games += 1
+            outcome.records.append(update.record)
+        else:
+            outcome.error = update.error
+
+
+async def _wait_games_seen(human: HumanBot, games: int, timeout_s: float = 5.0) -> None:
+    """The referee reports a game before the person's client shows its end: let the screen catch up."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while human.games_over < games and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
+
+
+def _on_sigint(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> list[signal.Signals]:
+    """Ctrl-C (and SIGTERM) leave the game cleanly."""
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, event.set)
+            installed.append(sig)
+    return installed
