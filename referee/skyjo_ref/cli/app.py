@@ -49,7 +49,7 @@ def _register_commands() -> None:
     # Each command module adds its commands to ``app``; add a module's name here.
     import importlib
 
-    for name in ("replay_cmd", "tournament_cmd", "match_cmd", "serve_cmd"):
+    for name in ("replay_cmd", "tournament_cmd", "match_cmd", "serve_cmd", "play_cmd"):
         importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
 
 
