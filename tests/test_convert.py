@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -56,9 +57,26 @@ def _play(num_players: int, rules: Rules, seed: int) -> Game:
         spelled = pb.DecisionReply(request_id=request_id, action=convert.action_to_proto(action))
         assert convert.reply_action(spelled, view.legal_actions) is action
         game.apply(action)
-        for event in game.drain_events():
+        events = game.drain_events()
+        for event in events:
             _check_event(event, start)
+        _check_batches(events, start)
     return game
+
+
+def _check_batches(events: list[Event], start: GameStart) -> None:
+    """event_responses: as few messages as possible, in order, decoding to the same events."""
+    messages = convert.event_responses(events, start.game_id)
+    decoded: list[Event] = []
+    kinds = [m.WhichOneof("message") for m in messages]
+    for message in messages:
+        wire = pb.PlayResponse.FromString(message.SerializeToString())
+        if wire.WhichOneof("message") == "events":
+            decoded.extend(convert.events_from_proto(wire.events))
+        else:
+            decoded.append(convert.round_result_from_proto(wire.round_result))
+    assert decoded == [e for e in events if e.kind is not EventKind.GAME_END]
+    assert all(a != b or a != "events" for a, b in itertools.pairwise(kinds)), "two batches in a row"
 
 
 def _check_event(event: Event, start: GameStart) -> None:
@@ -73,9 +91,9 @@ def _check_event(event: Event, start: GameStart) -> None:
         assert which == "round_result"
         assert convert.round_result_from_proto(wire.round_result) == event
     else:
-        assert which == "event"
-        assert wire.event.game_id == "g1"
-        assert convert.event_from_proto(wire.event) == event
+        assert which == "events"
+        assert wire.events.game_id == "g1"
+        assert convert.events_from_proto(wire.events) == [event]
 
 
 @pytest.mark.parametrize(
@@ -218,6 +236,8 @@ def test_events_that_are_not_event_messages() -> None:
         convert.event_to_proto(Event(EventKind.GAME_END), "g")
     with pytest.raises(convert.ProtocolError, match="unknown event kind 'juggle'"):
         convert.event_from_proto(pb.Event(kind="juggle"))
+    batch = pb.EventBatch(game_id="g", events=[pb.Event(kind="juggle"), pb.Event(kind="draw", seat=1)])
+    assert convert.events_from_proto(batch) == [Event(EventKind.DRAW, seat=1)]  # unknown kinds are skipped
     with pytest.raises(ValueError, match="round_end"):
         convert.round_result_to_proto(Event(EventKind.REVEAL, seat=0, pos=1, value=3), "g")
 

@@ -188,6 +188,8 @@ class BotClient:
         self._worker: _Worker | None = None
         self._stop: asyncio.Event | None = None
         self._call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] | None = None
+        # events are converted and handed to the bot only if it looks at them
+        self._wants_events = getattr(type(bot), "on_event", Bot.on_event) is not Bot.on_event
 
     # ------------------------------------------------------------------ public
 
@@ -288,25 +290,24 @@ class BotClient:
             self._latest_request = max(self._latest_request, request.request_id)
             task = asyncio.create_task(self._answer(request, call, write_lock))
             return task
-        if kind == "event":
-            try:
-                event = convert.event_from_proto(msg.event)
-            except convert.ProtocolError as exc:
-                log.debug("skipping event: %s", exc)
-                return None
-            self._hook(self.bot.on_event, event)
+        if kind == "events":
+            if self._wants_events:
+                for event in convert.events_from_proto(msg.events):
+                    self._hook(self.bot.on_event, event)
         elif kind == "game_start":
             start = convert.game_start_from_proto(msg.game_start)
             if start.game_id not in self._games:  # a re-sent GameStart after a reconnect is not news
                 self._games[start.game_id] = start
                 self._hook(self.bot.on_game_start, start)
         elif kind == "round_result":
-            self._hook(self.bot.on_event, convert.round_result_from_proto(msg.round_result))
+            if self._wants_events:
+                self._hook(self.bot.on_event, convert.round_result_from_proto(msg.round_result))
         elif kind == "game_over":
             result = convert.game_over_from_proto(msg.game_over)
             self._games.pop(result.game_id, None)
             self.stats.games += 1
-            self._hook(self.bot.on_event, convert.game_end_event(result))
+            if self._wants_events:
+                self._hook(self.bot.on_event, convert.game_end_event(result))
             self._hook(self.bot.on_game_over, result)
         elif kind == "strike":
             strike = convert.strike_from_proto(msg.strike)

@@ -10,10 +10,10 @@ Messages from the other side are checked: a malformed one raises
 :class:`IllegalActionError` for a reply's action) with a sentence that says
 what was wrong and what was expected.
 
-The end of a round and of a game travel as ``RoundResult`` and ``GameOver``,
-not as ``Event``: :func:`event_response` picks the right message for an
-engine event, and :func:`round_result_from_proto` / :func:`game_end_event`
-give the SDK back the ``round_end`` / ``game_end`` events.
+Events travel in batches (``EventBatch``); the end of a round and of a game
+travel as ``RoundResult`` and ``GameOver``, not as events:
+:func:`event_responses` turns engine events into the right messages, and
+:func:`round_result_from_proto` / :func:`game_end_event` give the SDK back the ``round_end`` / ``game_end`` events.
 """
 
 from __future__ import annotations
@@ -452,18 +452,46 @@ def round_result_from_proto(msg: pb.RoundResult) -> Event:
     )
 
 
-def event_response(event: Event, game_id: str) -> pb.PlayResponse | None:
-    """The message that carries an engine event to a bot.
+def event_responses(events: Sequence[Event], game_id: str) -> list[pb.PlayResponse]:
+    """The messages that carry engine events to a bot, in order, as few as possible.
 
-    ``round_end`` becomes a RoundResult; ``game_end`` gives ``None``, since
-    GameOver is built from the final :class:`GameResult` (forfeits included)
-    with :func:`game_over_to_proto`; every other event is an ``Event``.
+    Consecutive events travel together in one ``EventBatch``; ``round_end``
+    becomes a RoundResult; ``game_end`` is left out, since GameOver is built
+    from the final :class:`GameResult` (forfeits included) with
+    :func:`game_over_to_proto`.
     """
-    if event.kind is EventKind.ROUND_END:
-        return pb.PlayResponse(round_result=round_result_to_proto(event, game_id))
-    if event.kind is EventKind.GAME_END:
-        return None
-    return pb.PlayResponse(event=event_to_proto(event, game_id))
+    out: list[pb.PlayResponse] = []
+    batch: list[pb.Event] = []
+    for event in events:
+        kind = event.kind
+        if kind in EVENT_MESSAGE_KINDS:
+            batch.append(event_to_proto(event, game_id))
+            continue
+        if batch:
+            out.append(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=batch)))
+            batch = []
+        if kind is EventKind.ROUND_END:
+            out.append(pb.PlayResponse(round_result=round_result_to_proto(event, game_id)))
+    if batch:
+        out.append(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=batch)))
+    return out
+
+
+def event_response(event: Event, game_id: str) -> pb.PlayResponse | None:
+    """One event's message (prefer :func:`event_responses`, which batches): None for ``game_end``."""
+    found = event_responses((event,), game_id)
+    return found[0] if found else None
+
+
+def events_from_proto(msg: pb.EventBatch) -> list[Event]:
+    """The events of a batch, skipping kinds this version does not know."""
+    out: list[Event] = []
+    for item in msg.events:
+        try:
+            out.append(event_from_proto(item))
+        except ProtocolError:
+            continue
+    return out
 
 
 # ------------------------------------------------------------------ strikes and greetings

@@ -107,22 +107,22 @@ class DecisionReply(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("welcome", "game_start", "decision", "event", "round_result", "game_over", "strike")
+    __slots__ = ("welcome", "game_start", "decision", "events", "round_result", "game_over", "strike")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     GAME_START_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
-    EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     ROUND_RESULT_FIELD_NUMBER: _ClassVar[int]
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
     STRIKE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     game_start: GameStart
     decision: DecisionRequest
-    event: Event
+    events: EventBatch
     round_result: RoundResult
     game_over: GameOver
     strike: Strike
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., round_result: _Optional[_Union[RoundResult, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., strike: _Optional[_Union[Strike, _Mapping]] = ...) -> None: ...
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., events: _Optional[_Union[EventBatch, _Mapping]] = ..., round_result: _Optional[_Union[RoundResult, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., strike: _Optional[_Union[Strike, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("protocol_version", "seat_name")
@@ -291,6 +291,14 @@ class TimeControl(_message.Message):
     max_strikes: int
     grace_ms: int
     def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., grace_ms: _Optional[int] = ...) -> None: ...
+
+class EventBatch(_message.Message):
+    __slots__ = ("game_id", "events")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, game_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("game_id", "kind", "seat", "pos", "value", "replaced", "round")
