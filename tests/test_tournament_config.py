@@ -1,6 +1,8 @@
 """Every config error is reported before anything runs: exit 2, the file, the key path, what is expected.
 
-Each case runs the real CLI (``python -m skyjo_ref tournament FILE``) in a subprocess.
+Each case runs the CLI's entry point (``skyjo_ref.cli.app.main``, as the
+console script does) in this process, to stay fast; a few also run as a
+real subprocess (``python -m skyjo_ref tournament FILE``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from skyjo_ref.cli.app import main
 from skyjo_ref.tournament.config import load_config
 
 GOOD_BOTS = """\
@@ -42,6 +45,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("players_out_of_range", "players_per_game: 9\n" + GOOD_BOTS, ["players_per_game", "from 2 to 8", "9"]),
     ("bad_deals", "deals: 0\n" + GOOD_BOTS, [":1:", "deals", "integer from 1"]),
     ("bad_concurrency", "concurrency: many\n" + GOOD_BOTS, ["concurrency", "expected an integer"]),
+    ("bad_connect_timeout", "connect_timeout_s: 0\n" + GOOD_BOTS, ["connect_timeout_s", "seconds"]),
     ("bad_seed", "seed: [1, 2]\n" + GOOD_BOTS, ["seed", "an integer or a non-empty string"]),
     ("unknown_preset", "rules: {preset: klingon}\n" + GOOD_BOTS, ["rules.preset", "official"]),
     ("bad_rules_value", "rules: {finisher_penalty: triple}\n" + GOOD_BOTS, ["rules.finisher_penalty", "plus_10"]),
@@ -111,6 +115,19 @@ CASES: list[tuple[str, str, list[str]]] = [
 ]
 
 
+def run_main(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, cwd: Path, *args: str
+) -> tuple[int, str]:
+    """The console script's entry point, in-process: its exit code and stderr."""
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr(sys, "argv", ["skyjo-ref", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), capsys.readouterr().err
+
+
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "400"}
     return subprocess.run(
@@ -119,17 +136,34 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(("text", "fragments"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_config_error_names_file_key_and_expectation(tmp_path: Path, text: str, fragments: list[str]) -> None:
+def test_config_error_names_file_key_and_expectation(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    fragments: list[str],
+) -> None:
     config = tmp_path / "league.yaml"
     config.write_text(text, encoding="utf-8")
-    result = run_cli("tournament", "league.yaml", cwd=tmp_path)
-    message = " ".join(result.stderr.split())
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
+    code, stderr = run_main(capsys, monkeypatch, tmp_path, "tournament", "league.yaml")
+    message = " ".join(stderr.split())
+    assert code == 2, stderr
+    assert "Traceback" not in stderr
     assert message.startswith("error: league.yaml"), message
     for fragment in fragments:
         assert fragment in message, (fragment, message)
     assert not (tmp_path / "runs").exists()  # nothing ran, nothing was written
+
+
+@pytest.mark.parametrize("case", ["unknown_top_key", "invalid_yaml", "missing_command"])
+def test_config_errors_from_a_real_subprocess(tmp_path: Path, case: str) -> None:
+    text, fragments = next(c[1:] for c in CASES if c[0] == case)
+    (tmp_path / "league.yaml").write_text(text, encoding="utf-8")
+    result = run_cli("tournament", "league.yaml", cwd=tmp_path)
+    message = " ".join(result.stderr.split())
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert message.startswith("error: league.yaml") and all(f in message for f in fragments), message
 
 
 def test_missing_config_file(tmp_path: Path) -> None:

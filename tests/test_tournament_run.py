@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -277,19 +278,21 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
 
 
 def test_a_bot_that_cannot_run_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:
-    bots = f"""\
-  - {{name: aaa, builtin: greedy}}
-  - {{name: bbb, builtin: random}}
-  - name: broken
-    command: [{json.dumps(sys.executable)}, -c, "import sys; sys.exit(4)"]
-"""
+    bots = "  - {name: aaa, builtin: greedy}\n  - {name: bbb, builtin: random}\n"
     write_config(tmp_path, bots, deals=1)
+    assert cli("tournament", "league.yaml", cwd=tmp_path).returncode == 0
+    broken = f"""\
+  - name: broken
+    command: [{json.dumps(sys.executable)}, -c, "import sys; print('no luck'); sys.exit(4)"]
+"""
+    write_config(tmp_path, bots + broken, deals=1)
     result = cli("tournament", "league.yaml", cwd=tmp_path)
     message = " ".join(result.stderr.split())
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr
-    assert "bot 'broken'" in message and "exited" in message and "kept" in message
-    assert stored_count(tmp_path / "out" / "results.sqlite") >= 1  # aaa+bbb's games came first and are kept
+    assert "bot 'broken'" in message and "exited with code 4" in message and "no luck" in message
+    assert "2 finished games are kept" in message
+    assert stored_count(tmp_path / "out" / "results.sqlite") == 2
 
 
 def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
@@ -312,3 +315,47 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     assert "Traceback" not in err
     kept = stored_count(db)
     assert 2 <= kept < 36
+
+
+def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:
+    bots = f"""\
+  - {{name: greedy, builtin: greedy}}
+  - name: silent
+    command: [{json.dumps(sys.executable)}, -c, "import time; time.sleep(60)"]
+"""
+    config = write_config(tmp_path, bots, deals=1)
+    config.write_text(config.read_text().replace("bots:\n", "connect_timeout_s: 3\nbots:\n"))
+    started = time.monotonic()
+    result = cli("tournament", "league.yaml", cwd=tmp_path)
+    message = " ".join(result.stderr.split())
+    assert result.returncode == 3, result.stderr
+    assert "bot 'silent' did not connect to the referee within 3 s (connect_timeout_s)" in message
+    assert time.monotonic() - started < 60  # it was stopped, not waited for
+
+
+def test_a_remote_bot_plays_with_its_own_token(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    with socket.socket() as probe:  # a free loopback port for the referee to listen on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = "remote-token-1234"
+    bots = f"  - {{name: greedy, builtin: greedy}}\n  - {{name: far, remote: {{token: {token}}}}}\n"
+    config = write_config(folder, bots, deals=1)
+    config.write_text(config.read_text().replace("bots:\n", f"referee: {{listen: '127.0.0.1:{port}'}}\nbots:\n"))
+    env = {**os.environ, "SKYJO_ADDR": f"127.0.0.1:{port}", "SKYJO_TOKEN": token}
+    remote = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_bot", "run", "bots/low.py", "--give-up", "20"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    finally:
+        remote.terminate()
+        remote.wait(timeout=30)
+    assert result.returncode == 0, result.stderr
+    data = tables_json(folder / "tables.json")
+    assert {b["name"]: b["games"] for b in data["bots"]} == {"greedy": 2, "far": 2}
+    assert all(b["forfeits"] == 0 for b in data["bots"])

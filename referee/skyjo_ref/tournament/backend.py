@@ -31,8 +31,6 @@ from skyjo_ref.tournament.store import Store
 
 #: Restarts of one bot process before the bot stops the run (exit 3; a rerun starts afresh).
 MAX_RESTARTS: Final = 3
-#: How long a freshly started bot process may take to connect (in-process referee), at least.
-MIN_CONNECT_TIMEOUT_S: Final = 5.0
 #: How long a stopped process may take to exit after SIGTERM before SIGKILL.
 STOP_TIMEOUT_S: Final = 3.0
 
@@ -85,9 +83,35 @@ class RefereeBackend:
         self.log_dir = config.output / "logs"
         self.closing = False
         self.failure: TournamentUnfinished | None = None
-        self.connect_timeout_s = max(MIN_CONNECT_TIMEOUT_S, config.time_control.grace_ms / 1000)
+        self.connect_timeout_s = config.connect_timeout_s
 
     # ----------------------------------------------------------------- a game
+
+    async def prepare(self, todo: Sequence[GameId], concurrency: int) -> None:
+        """Start the bot processes the first games need, all at once, before any game starts.
+
+        Starting a Python process costs about a second of CPU: done during
+        play, it would steal time from bots that are thinking under a clock.
+        Each managed bot gets as many processes as it is expected to need at
+        once (its share of the seats in play, at most ``concurrency``); more
+        start later only when no game in the schedule can start without one.
+        """
+        k = self.config.players_per_game
+        games_of: dict[str, int] = {}
+        for game in todo:
+            for name in game.table:
+                games_of[name] = games_of.get(name, 0) + 1
+        playing = max(len(games_of), 1)
+        share = -(-concurrency * k // playing)
+        starts = []
+        for name in self.pools:
+            wanted = min(games_of.get(name, 0), concurrency, share)
+            starts += [self._start_worker(name) for _ in range(wanted - len(self.pools[name]))]
+        workers = await asyncio.gather(*starts)
+        await asyncio.gather(*(self._wait_connected(w) for w in workers))
+
+    def ready(self, game: GameId) -> bool:
+        return all(any(not w.busy for w in self.pools[name]) for name in game.table if name in self.pools)
 
     async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]:
         """Play ``game`` (seats in order) on the referee and return its record."""
@@ -146,11 +170,18 @@ class RefereeBackend:
     # ---------------------------------------------------------------- processes
 
     async def _acquire(self, name: str, game_key: str) -> _Worker:
-        pool = self.pools[name]
-        for worker in pool:
+        for worker in self.pools[name]:
             if not worker.busy:
                 worker.busy, worker.game_key = True, game_key
                 return worker
+        worker = await self._start_worker(name)
+        worker.busy, worker.game_key = True, game_key
+        await self._wait_connected(worker)
+        return worker
+
+    async def _start_worker(self, name: str) -> _Worker:
+        """A new process for bot ``name``, with its own token (not yet connected, not busy)."""
+        pool = self.pools[name]
         try:
             token = await self.client.issue_token(name)
         except RefereeError as exc:
@@ -165,7 +196,7 @@ class RefereeBackend:
             max_restarts=MAX_RESTARTS,
             log_path=self.log_dir / f"{name}-{number}.log",
         )
-        worker = _Worker(name, number, process, busy=True, game_key=game_key)
+        worker = _Worker(name, number, process)
         pool.append(worker)
         try:
             await process.start()
@@ -174,7 +205,6 @@ class RefereeBackend:
                 f"bot {name!r}: cannot start {entry.describe()}: {exc.strerror or exc}"
             ) from None
         worker.watcher = asyncio.create_task(self._watch(worker))
-        await self._wait_connected(worker)
         return worker
 
     async def _wait_connected(self, worker: _Worker) -> None:
@@ -187,9 +217,8 @@ class RefereeBackend:
                 raise self.failure
             if asyncio.get_running_loop().time() > deadline:
                 raise TournamentUnfinished(
-                    f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:.0f} s "
-                    f"(the grace period, at least {MIN_CONNECT_TIMEOUT_S:.0f} s); "
-                    f"its output is in {worker.process.log_path}"
+                    f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:g} s "
+                    f"(connect_timeout_s); its output is in {worker.process.log_path}"
                 )
 
     async def _watch(self, worker: _Worker) -> None:

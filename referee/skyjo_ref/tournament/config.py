@@ -39,6 +39,7 @@ TOP_KEYS: Final = (
     "deals",
     "seed",
     "concurrency",
+    "connect_timeout_s",
     "time_control",
     "output",
     "referee",
@@ -115,6 +116,7 @@ class TournamentConfig:
     seed: int | str
     concurrency: int
     time_control: TimeControl
+    connect_timeout_s: float
     output: Path
     referee: RefereeConfig
     rating: RatingConfig
@@ -278,6 +280,9 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         raise check.fail(("seed",), f"expected an integer or a non-empty string, got {seed!r}")
     concurrency = check.integer(top.get("concurrency", 2), ("concurrency",), 1, 256)
     time_control = _time_control(check, top.get("time_control", {}))
+    connect = top.get("connect_timeout_s", 30)
+    if isinstance(connect, bool) or not isinstance(connect, int | float) or not 0 < connect <= 3600:
+        raise check.fail(("connect_timeout_s",), f"expected seconds, a number from 0 to 3600 (not 0), got {connect!r}")
     referee = _referee(check, top.get("referee", {}))
 
     bots_raw = top.get("bots")
@@ -335,6 +340,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         seed=seed,
         concurrency=concurrency,
         time_control=time_control,
+        connect_timeout_s=float(connect),
         output=out,
         referee=referee,
         rating=rating,

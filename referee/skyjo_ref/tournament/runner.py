@@ -93,6 +93,12 @@ class RunSummary:
 class GameBackend(Protocol):
     """Plays one game on a referee and returns its record (see :mod:`.backend`)."""
 
+    async def prepare(self, todo: Sequence[GameId], concurrency: int) -> None:
+        """Get ready for these games (start bot processes before the first game, not during play)."""
+
+    def ready(self, game: GameId) -> bool:
+        """Whether ``game`` can start now without starting a new bot process."""
+
     async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]: ...
 
     async def aclose(self) -> None: ...
@@ -131,20 +137,18 @@ async def run(
 
         backend = referee_backend
     slots = concurrency or config.concurrency
-    queue: asyncio.Queue[GameId] = asyncio.Queue()
-    for game in todo:
-        queue.put_nowait(game)
+    pending = list(todo)
     finished = summary.already
 
     async with backend(config, store, observer) as referee:
+        await referee.prepare(todo, slots)
 
         async def worker() -> None:
             nonlocal finished
-            while True:
-                try:
-                    game = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
+            while pending:
+                # the first game in schedule order whose bots have an idle process, else the first game
+                index = next((i for i, g in enumerate(pending) if referee.ready(g)), 0)
+                game = pending.pop(index)
                 seed = deal_seed(config.seed, game.deal)
                 seats = [(name, config.bot(name)) for name in game.seats]
                 t0 = time.monotonic()
