@@ -363,12 +363,13 @@ class _BotService(pb_grpc.BotServiceServicer):
         try:
             await stream.closed.wait()
         finally:
-            reader.cancel()
-            writer.cancel()
             session.detach(stream)
+            writer.cancel()
             log.debug("token %s stream closed: %s", session.name, stream.detail or "by the bot")
         if stream.status is not None:
-            await context.abort(stream.status, stream.detail)
+            context.set_code(stream.status)
+            context.set_details(stream.detail)
+        reader.cancel()
 
     @staticmethod
     async def _read(context: grpc.aio.ServicerContext[Any, Any], session: Session, stream: Stream) -> None:

@@ -92,6 +92,7 @@ class Session:
         self.lock = asyncio.Lock()  # held by a game for its whole length: one game at a time
         self.recent: deque[int] = deque(maxlen=RECENT_IDS)
         self.connections = 0
+        self.cut_off: list[str] = []  # why the referee closed this token's streams (floods)
         self._changed = asyncio.Event()
 
     @property
@@ -161,10 +162,10 @@ class Session:
             detail = f"{what}: Hello is sent once, first on a stream; after it send only DecisionReply messages"
             fault = Fault(MALFORMED, detail, 0, what)
         if not stream.spend():
-            stream.close(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"too many unexpected messages (more than {FLOOD_BURST:.0f} at once); last: {detail}",
-            )
+            why = f"too many unexpected messages (more than {FLOOD_BURST:.0f} at once); last: {detail}"
+            self.cut_off.append(why)
+            log.info("token %s: stream closed: %s", self.name, why)
+            stream.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
             return
         if seat is not None and not seat.benched:
             seat.report(fault)
@@ -248,10 +249,12 @@ class RemoteSeat(Seat):
             stream.send(pb.PlayResponse(game_start=convert.game_start_to_proto(self._start)))
 
     def take_reply(self, request_id: int, reply: pb.DecisionReply) -> bool:
+        """Settle the pending decision with ``reply``; True also for a duplicate of an answer just given."""
         pending = self._pending
-        if self.benched or pending is None or pending.decision.request_id != request_id or pending.future.done():
+        if self.benched or pending is None or pending.decision.request_id != request_id:
             return False
-        pending.future.set_result(reply)
+        if not pending.future.done():
+            pending.future.set_result(reply)
         return True
 
     async def decide(self, decision: Decision) -> Answer:
@@ -321,10 +324,8 @@ class RemoteSeat(Seat):
         stream = self.session.stream
         if stream is None:
             return  # a reconnecting bot gets GameStart and its pending decision; the view says the rest
-        for event in events:
-            message = convert.event_response(event, game_id)
-            if message is not None:
-                stream.send(message)
+        for message in convert.event_responses(events, game_id):
+            stream.send(message)
 
     def strike(self, strike: Strike) -> None:
         self.session.send(pb.PlayResponse(strike=convert.strike_to_proto(strike)))
