@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from skyjo_bot.types import (
     COLUMNS,
@@ -70,9 +70,22 @@ def _legal_for(kind: DecisionKind, states: tuple[int, ...]) -> tuple[Action, ...
     return tuple(swaps)
 
 
+# Events and log entries are built with tuple.__new__ on the hot path: a named tuple's own
+# constructor (keywords, defaults) costs three times as much.
+_new_event: Callable[[type[Event], tuple[Any, ...]], Event] = tuple.__new__
+_new_logged: Callable[[type[LoggedAction], tuple[Any, ...]], LoggedAction] = tuple.__new__
+# an event tuple: kind, seat, pos, value, replaced, then round, raw, scores, totals, ranks, winners
+_EV_DRAW: Final = EventKind.DRAW
+_EV_TAKE: Final = EventKind.TAKE
+_EV_SWAP: Final = EventKind.SWAP
+_EV_DISCARD: Final = EventKind.DISCARD
+_EV_REVEAL: Final = EventKind.REVEAL
+_SWAP: Final = ActionKind.SWAP
+
 #: Legal actions by (decision, slot states): a game sees few distinct grids, and the
 #: lookup is several times cheaper than building the tuple (measured in bench_engine.py).
-_LEGAL_CACHE: dict[tuple[DecisionKind, tuple[int, ...]], tuple[Action, ...]] = {}
+_SWAP_OR_REVEAL_CACHE: dict[tuple[int, ...], tuple[Action, ...]] = {}
+_OTHER_CACHES: Final[tuple[dict[tuple[int, ...], tuple[Action, ...]], ...]] = ({}, {})  # opening, after take
 _LEGAL_CACHE_SIZE: Final = 65_536
 
 
@@ -212,6 +225,7 @@ class Game:
     starter: int | None
     _final_turns_left: int
     _opening_done: int
+    _actions: list[LoggedAction]  # the round in play's log (rounds[-1].actions)
 
     def __init__(
         self,
@@ -238,9 +252,11 @@ class Game:
         if len(self.players) != num_players:
             raise ValueError(f"{len(self.players)} player names for {num_players} seats")
         self.rules = rules or Rules()
+        self._column_clear = self.rules.column_clear
         self.dealer = dealer
         self.totals = [0] * num_players
         self.rounds: list[RoundLog] = []
+        self._round_scores: tuple[tuple[int, ...], ...] = ()  # finished rounds' scores, for views
         self.forfeits: set[int] = set()
         self.events: list[Event] | None = [] if record_events else None
         self.hand: int | None = None
@@ -274,12 +290,14 @@ class Game:
         kind = self.decision
         if kind is DRAW_OR_TAKE:
             return _DRAW_OR_TAKE
-        key = (kind, tuple(self.states[self.seat]))
-        legal = _LEGAL_CACHE.get(key)
+        # one cache per decision kind: hashing an enum member runs Python code, a tuple of ints does not
+        cache = _SWAP_OR_REVEAL_CACHE if kind is SWAP_OR_REVEAL else _OTHER_CACHES[kind is SWAP_AFTER_TAKE]
+        key = tuple(self.states[self.seat])
+        legal = cache.get(key)
         if legal is None:
-            if len(_LEGAL_CACHE) >= _LEGAL_CACHE_SIZE:
-                _LEGAL_CACHE.clear()
-            legal = _LEGAL_CACHE[key] = _legal_for(kind, key[1])
+            if len(cache) >= _LEGAL_CACHE_SIZE:
+                cache.clear()
+            legal = cache[key] = _legal_for(kind, key)
         return legal
 
     def is_legal(self, action: Action) -> bool:
@@ -302,21 +320,27 @@ class Game:
             draw_pile_size=len(self.draw_pile),
             hand=self.hand if my_turn else None,
             totals=tuple(self.totals),
-            round_scores=tuple(tuple(r.scores) for r in self.rounds if r.scores is not None),
+            round_scores=self._round_scores,
             finisher=self.finisher,
             starter=self.starter,
             legal_actions=self.legal_actions() if my_turn else (),
         )
 
     def _public_grids(self) -> tuple[Grid, ...]:
-        """Every grid as the table sees it: hidden values are None."""
-        return tuple(
-            Grid(
-                states=tuple(_SLOT_STATES[s] for s in states),
-                values=tuple(v if s == REVEALED else None for v, s in zip(values, states)),
-            )
-            for values, states in zip(self.values, self.states)
-        )
+        """Every grid as the table sees it: hidden values are None.
+
+        Each seat's :class:`Grid` is kept until that grid changes (``_grids[seat] = None``),
+        so a view rebuilds at most the one grid the last turn touched.
+        """
+        grids = self._grids
+        for seat, grid in enumerate(grids):
+            if grid is None:
+                states = self.states[seat]
+                grids[seat] = Grid(
+                    tuple([_SLOT_STATES[s] for s in states]),
+                    tuple([v if s == REVEALED else None for v, s in zip(self.values[seat], states)]),
+                )
+        return tuple(grids)  # type: ignore[arg-type]  # no None left
 
     def drain_events(self) -> list[Event]:
         """The public events since the last call."""
@@ -338,52 +362,61 @@ class Game:
     # ------------------------------------------------------------------- acting
 
     def apply(self, action: Action, auto: str | None = None) -> None:
-        """Apply the due seat's ``action``; ``auto`` tags one the referee chose for it."""
-        if self.over:
-            raise IllegalActionError(f"{action}: the game is over")
-        seat = self.seat
-        kind = self.decision
+        """Apply the due seat's ``action``; ``auto`` tags one the referee chose for it.
+
+        The hot path of every game: one fast branch per decision, events and
+        log entries built as plain tuples (see bench_engine.py for its speed).
+        """
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        if action not in legal:
+        if action not in legal:  # also when the game is over: nothing is legal then
+            if self.over:
+                raise IllegalActionError(f"{action}: the game is over")
             raise IllegalActionError(self._why_illegal(action))
-        if action is DRAW and not self.draw_pile:
-            self._reshuffle()  # before logging: a dealer that refuses leaves the state unchanged
-        log = self.rounds[-1]
-        log.actions.append(LoggedAction(seat, action, auto))
-        self._legal = None
+        seat = self.seat
+        kind = self.decision
         events = self.events
+        if kind is DRAW_OR_TAKE:
+            if action is DRAW:
+                pile = self.draw_pile
+                if not pile:
+                    self._reshuffle()  # before logging: a dealer that refuses leaves the state unchanged
+                    pile = self.draw_pile
+                self._actions.append(_new_logged(LoggedAction, (seat, action, auto)))
+                self.hand = pile.pop()
+                self.decision = SWAP_OR_REVEAL
+                if events is not None:
+                    events.append(_new_event(Event, (_EV_DRAW, seat, None, None, None, None, (), (), (), (), ())))
+            else:
+                self._actions.append(_new_logged(LoggedAction, (seat, action, auto)))
+                taken = self.hand = self.discard.pop()
+                self.decision = SWAP_AFTER_TAKE
+                if events is not None:
+                    events.append(_new_event(Event, (_EV_TAKE, seat, None, taken, None, None, (), (), (), (), ())))
+            self._legal = None
+            return
+        self._actions.append(_new_logged(LoggedAction, (seat, action, auto)))
+        self._legal = None
         pos = action.pos
+        assert pos is not None
         if kind is OPENING_REVEAL:
-            assert pos is not None
             self._reveal(seat, pos)
-            self._opening_done += 1
-            if self._opening_done % 2 == 0:
-                if self._opening_done == 2 * self.num_players:
+            done = self._opening_done = self._opening_done + 1
+            if not done & 1:
+                if done == 2 * self.num_players:
                     self._start_turns()
                 else:
                     self.seat = seat + 1
             return
-        if kind is DRAW_OR_TAKE:
-            if action is DRAW:
-                self.hand = self.draw_pile.pop()
-                self.decision = SWAP_OR_REVEAL
-                if events is not None:
-                    events.append(Event(EventKind.DRAW, seat=seat))
-            else:
-                self.hand = self.discard.pop()
-                self.decision = SWAP_AFTER_TAKE
-                if events is not None:
-                    events.append(Event(EventKind.TAKE, seat=seat, value=self.hand))
-            return
         # a swap decision: the card in hand goes to the grid, or (after a draw) to the discard
         hand = self.hand
-        assert hand is not None and pos is not None
+        assert hand is not None
         self.hand = None
-        if action.kind is ActionKind.SWAP:
-            values = self.values[seat]
-            states = self.states[seat]
+        values = self.values[seat]
+        states = self.states[seat]
+        self._grids[seat] = None
+        if action.kind is _SWAP:
             old = values[pos]
             values[pos] = hand
             if states[pos] == HIDDEN:
@@ -391,15 +424,32 @@ class Game:
                 self.hidden_count[seat] -= 1
             self.discard.append(old)
             if events is not None:
-                events.append(Event(EventKind.SWAP, seat=seat, pos=pos, value=hand, replaced=old))
+                events.append(_new_event(Event, (_EV_SWAP, seat, pos, hand, old, None, (), (), (), (), ())))
         else:
             self.discard.append(hand)
+            states[pos] = REVEALED
+            self.hidden_count[seat] -= 1
             if events is not None:
-                events.append(Event(EventKind.DISCARD, seat=seat, value=hand))
-            self._reveal(seat, pos)
-        if self.rules.column_clear:
-            self._clear_column(seat, pos % COLUMNS)
-        self._end_turn(seat)
+                events.append(_new_event(Event, (_EV_DISCARD, seat, None, hand, None, None, (), (), (), (), ())))
+                events.append(_new_event(Event, (_EV_REVEAL, seat, pos, values[pos], None, None, (), (), (), (), ())))
+        if self._column_clear:
+            column = pos & 3  # pos % COLUMNS
+            if states[column] == states[column + 4] == states[column + 8] == REVEALED:
+                self._clear_column(seat, column)
+        # end of the turn
+        if self.finisher is None:
+            if self.hidden_count[seat]:
+                self.seat = seat + 1 if seat + 1 < self.num_players else 0
+                self.decision = DRAW_OR_TAKE
+                return
+            self._finishing(seat)
+        else:
+            self._final_turns_left -= 1
+        if self._final_turns_left == 0:
+            self._end_round()
+        else:
+            self.seat = seat + 1 if seat + 1 < self.num_players else 0
+            self.decision = DRAW_OR_TAKE
 
     def _why_illegal(self, action: Action) -> str:
         seat, kind = self.seat, self.decision
@@ -431,10 +481,13 @@ class Game:
         n = self.num_players
         deck = self.dealer.deck(index)
         check_deck(deck)
-        self.rounds.append(RoundLog(deck=list(deck)))
+        log = RoundLog(deck=list(deck))
+        self.rounds.append(log)
+        self._actions = log.actions
         self.values = [deck[GRID_SIZE * p : GRID_SIZE * (p + 1)] for p in range(n)]
         self.states = [[HIDDEN] * GRID_SIZE for _ in range(n)]
         self.hidden_count = [GRID_SIZE] * n
+        self._grids: list[Grid | None] = [None] * n
         self.discard = [deck[GRID_SIZE * n]]
         self.draw_pile = deck[GRID_SIZE * n + 1 :][::-1]  # next card last, for pop()
         self.hand = None
@@ -469,6 +522,7 @@ class Game:
             self.events.append(Event(EventKind.TURNS_START, seat=starter))
 
     def _reveal(self, seat: int, pos: int) -> None:
+        self._grids[seat] = None
         self.states[seat][pos] = REVEALED
         self.hidden_count[seat] -= 1
         if self.events is not None:
@@ -483,6 +537,7 @@ class Game:
         if not (value == values[column + 4] == values[column + 8]):
             return False
         states[column] = states[column + 4] = states[column + 8] = REMOVED
+        self._grids[seat] = None
         self.discard.extend((value, value, value))
         if self.events is not None:
             self.events.append(Event(EventKind.COLUMN_CLEARED, seat=seat, pos=column, value=value))
@@ -498,20 +553,12 @@ class Game:
         if self.events is not None:
             self.events.append(Event(EventKind.RESHUFFLE, value=len(pile)))
 
-    def _end_turn(self, seat: int) -> None:
-        if self.finisher is None:
-            if self.hidden_count[seat] == 0:
-                self.finisher = seat
-                self._final_turns_left = self.num_players - 1
-                if self.events is not None:
-                    self.events.append(Event(EventKind.ROUND_FINISHING, seat=seat))
-        else:
-            self._final_turns_left -= 1
-        if self.finisher is not None and self._final_turns_left == 0:
-            self._end_round()
-        else:
-            self.seat = (seat + 1) % self.num_players
-            self.decision = DRAW_OR_TAKE
+    def _finishing(self, seat: int) -> None:
+        """``seat`` has no hidden slot left: everyone else plays once more."""
+        self.finisher = seat
+        self._final_turns_left = self.num_players - 1
+        if self.events is not None:
+            self.events.append(Event(EventKind.ROUND_FINISHING, seat=seat))
 
     def _end_round(self) -> None:
         rules = self.rules
@@ -519,6 +566,7 @@ class Game:
         log = self.rounds[-1]
         for seat in range(self.num_players):
             states = self.states[seat]
+            self._grids[seat] = None
             for pos in range(GRID_SIZE):
                 if states[pos] == HIDDEN:
                     states[pos] = REVEALED
@@ -544,6 +592,7 @@ class Game:
             else:
                 scores[finisher] = own + 10
         log.finisher, log.raw, log.scores = finisher, raw, scores
+        self._round_scores += (tuple(scores),)
         log.final_grids = self._public_grids()
         self.totals = [t + s for t, s in zip(self.totals, scores)]
         if events is not None:
