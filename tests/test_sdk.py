@@ -54,7 +54,8 @@ def test_two_sdk_subprocess_bots_play_a_match(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_reconnect_mid_game_finishes_the_game() -> None:
+@pytest.mark.parametrize("mode", [[], ["--inline"]], ids=["worker", "inline"])
+def test_reconnect_mid_game_finishes_the_game(mode: list[str]) -> None:
     """The network drops under a subprocess bot mid-game; it reconnects and the game ends normally."""
 
     async def main() -> None:
@@ -63,7 +64,7 @@ def test_reconnect_mid_game_finishes_the_game() -> None:
             await proxy.start()
             proxy.cut_after_bytes = 15_000  # well inside the first game
             token = server.issue_token("minimal")
-            bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "minimal", token, proxy.address)
+            bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v", *mode), "minimal", token, proxy.address)
             records = await play_match(server, [SeatSpec.of_token(token, "minimal"), SeatSpec.of_builtin("greedy")], 2)
             assert await bot.stop() == 0
             await proxy.stop()
@@ -133,11 +134,12 @@ class _Faulty(Bot):
         return view.legal_actions[0]
 
 
-def test_a_bot_exception_is_a_strike_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("inline", [False, True], ids=["worker", "inline"])
+def test_a_bot_exception_is_a_strike_not_a_crash(caplog: pytest.LogCaptureFixture, inline: bool) -> None:
     async def main() -> tuple[BotClient, list[dict[str, Any]]]:
         async with referee() as server:
             token = server.issue_token("faulty")
-            client = BotClient(_Faulty(), server.address, token)
+            client = BotClient(_Faulty(), server.address, token, inline=inline)
             task = asyncio.create_task(client.run())
             records = await play_match(server, [SeatSpec.of_token(token, "faulty"), SeatSpec.of_builtin("greedy")], 1)
             client.stop()

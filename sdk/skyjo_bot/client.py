@@ -288,8 +288,10 @@ class BotClient:
         if kind == "decision":
             request = msg.decision
             self._latest_request = max(self._latest_request, request.request_id)
-            task = asyncio.create_task(self._answer(request, call, write_lock))
-            return task
+            if self._worker is None and request.request_id not in self._answers:
+                await self._answer(request, call, write_lock)  # inline: no task, no extra loop turn
+                return None
+            return asyncio.create_task(self._answer(request, call, write_lock))
         if kind == "events":
             if self._wants_events:
                 for event in convert.events_from_proto(msg.events):
@@ -357,12 +359,22 @@ class BotClient:
     ) -> None:
         rid = request.request_id
         future = self._answers.get(rid)
-        if future is None:  # a re-sent request reuses the answer being (or already) computed
+        if future is not None:  # a re-sent request reuses the answer being (or already) computed
+            reply = await asyncio.shield(future)
+        elif self._worker is None:
+            future = asyncio.get_running_loop().create_future()
+            self._remember(rid, future)
+            try:
+                reply = await self._decide(request)
+            except BaseException:  # cancelled: a re-sent request must compute it again
+                self._answers.pop(rid, None)
+                future.cancel()
+                raise
+            future.set_result(reply)
+        else:
             future = asyncio.ensure_future(self._decide(request))
-            self._answers[rid] = future
-            while len(self._answers) > 8:
-                self._answers.popitem(last=False)
-        reply = await asyncio.shield(future)
+            self._remember(rid, future)
+            reply = await asyncio.shield(future)
         if rid in self._struck or rid < self._latest_request:
             log.warning("decision %d came too late (the referee moved on); not sent", rid)
             return
@@ -373,6 +385,11 @@ class BotClient:
                 log.debug("reply %d not sent, the stream is gone: %s", rid, exc)
                 return
         log.debug("-> reply %d %s", rid, str(reply).replace("\n", " "))
+
+    def _remember(self, rid: int, future: asyncio.Future[pb.DecisionReply]) -> None:
+        self._answers[rid] = future
+        while len(self._answers) > 8:
+            self._answers.popitem(last=False)
 
     async def _decide(self, request: pb.DecisionRequest) -> pb.DecisionReply:
         rid = request.request_id

@@ -1,0 +1,293 @@
+"""Decision round trip through the referee against a bare grpcio bidirectional ping-pong.
+
+    python benchmarks/bench_referee.py [--games 6] [--round-trips 4000] [--repeats 3]
+
+Both measurements use the same process layout as real use: the server
+(the referee, or a bare ping-pong server) runs in this process on grpc.aio,
+the bots are separate Python processes on loopback.
+
+- **bare**: a grpc.aio server writes a message the size of a typical
+  DecisionRequest on a bidirectional stream and waits for a reply the size of
+  a DecisionReply; the client (a subprocess, grpc.aio) answers each at once.
+- **referee**: a match between two SDK bots (``python -m skyjo_bot run``,
+  each answering at once with a random legal action) on a real RefereeServer:
+  every decision is a DecisionRequest built from the engine's view, an SDK
+  round trip, the reply checked and applied, and the events broadcast. The
+  figure is the match's wall time divided by its decisions, so everything the
+  referee does per decision is in it.
+
+The measurements alternate, round after round, so both see the same machine
+load; it prints each round, the medians and the best rounds, and the ratio
+(target: at most 1.3, medians). Bots and the referee start once; only the
+games are timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTANT_BOT = Path(__file__).resolve().parent / "instant_bot.py"
+PINGPONG = "/bench.PingPong/Play"
+
+
+def _identity(data: bytes) -> bytes:
+    return data
+
+
+# ---------------------------------------------------------------------- message sizes
+
+
+def typical_sizes(samples: int = 400) -> tuple[int, int]:
+    """Mean serialized sizes of a DecisionRequest and a DecisionReply in 2-player games."""
+    import random
+
+    from skyjo_bot import convert
+    from skyjo_ref.rules import Game
+
+    rng = random.Random(1)
+    req_sizes: list[int] = []
+    reply_sizes: list[int] = []
+    seed = 0
+    while len(req_sizes) < samples:
+        seed += 1
+        game = Game(2, seed=seed)
+        request_id = 10_000
+        while not game.over and len(req_sizes) < samples:
+            seat = game.current_seat
+            assert seat is not None
+            view = game.view(seat)
+            request_id += 1
+            req = convert.decision_request_to_proto(request_id, f"m1/{seed}", view, 2000)
+            action = rng.choice(view.legal_actions)
+            reply = convert.reply_to_proto(request_id, action, view.legal_actions)
+            req_sizes.append(len(req.SerializeToString()))
+            reply_sizes.append(len(reply.SerializeToString()))
+            game.apply(action)
+    return round(statistics.mean(req_sizes)), round(statistics.mean(reply_sizes))
+
+
+# ---------------------------------------------------------------------- bare ping-pong
+
+
+class _PingPong:
+    """A server that sends ``count`` messages of ``down`` bytes, each after the previous reply."""
+
+    def __init__(self, down: int, count: int) -> None:
+        self.payload = b"x" * down
+        self.count = count
+        self.elapsed: list[float] = []
+
+    async def play(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        first = await context.read()  # the client's hello
+        assert isinstance(first, bytes)
+        start = time.perf_counter()
+        for _ in range(self.count):
+            await context.write(self.payload)
+            reply = await context.read()
+            assert isinstance(reply, bytes)
+        self.elapsed.append(time.perf_counter() - start)
+
+
+async def bare_round_trip(down: int, up: int, count: int) -> float:
+    """Seconds per round trip of a bare grpc.aio bidi ping-pong, client in a subprocess."""
+    pingpong = _PingPong(down, count)
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    handler = grpc.method_handlers_generic_handler(
+        "bench.PingPong",
+        {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                pingpong.play, request_deserializer=_identity, response_serializer=_identity
+            )
+        },
+    )
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--pingpong-client", f"127.0.0.1:{port}", "--reply-bytes", str(up)
+        )
+        code = await asyncio.wait_for(proc.wait(), 300)
+        assert code == 0, f"ping-pong client failed with exit code {code}"
+    finally:
+        await server.stop(None)
+    return pingpong.elapsed[0] / count
+
+
+async def _pingpong_client(address: str, up: int) -> None:
+    payload = b"y" * up
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(PINGPONG, request_serializer=_identity, response_deserializer=_identity)(None)
+        await call.write(b"hello")
+        while True:
+            message = await call.read()
+            if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+                break
+            await call.write(payload)
+
+
+# ---------------------------------------------------------------------- through the referee
+
+
+class RefereeBench:
+    """A real RefereeServer in this process and two SDK bot subprocesses, reused for every measurement."""
+
+    def __init__(self, inline: bool) -> None:
+        from skyjo_bot.types import TimeControl
+
+        self.inline = inline
+        self.tc = TimeControl(decision_ms=10_000, bank_ms=3_600_000, max_strikes=1000, grace_ms=30_000)
+        self.server: Any = None
+        self.tokens: list[str] = []
+        self.procs: list[asyncio.subprocess.Process] = []
+
+    async def __aenter__(self) -> RefereeBench:
+        from skyjo_ref.server.server import RefereeServer, ServerConfig
+
+        self.server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=self.tc))
+        await self.server.start()
+        self.tokens = [self.server.issue_token(f"instant{i}") for i in range(2)]
+        for token in self.tokens:
+            env = {**os.environ, "SKYJO_ADDR": self.server.address, "SKYJO_TOKEN": token}
+            argv = [sys.executable, "-m", "skyjo_bot", "run", str(INSTANT_BOT), *(["--inline"] if self.inline else [])]
+            self.procs.append(await asyncio.create_subprocess_exec(*argv, env=env))
+        for token in self.tokens:
+            assert await self.server.wait_connected(token, 60), "an SDK bot did not connect"
+        await self.measure(1, "warm-up")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for proc in self.procs:
+            if proc.returncode is None:
+                proc.terminate()
+        for proc in self.procs:
+            await proc.wait()
+        if self.server is not None:
+            await self.server.stop(0.5)
+
+    async def measure(self, games: int, seed: str) -> tuple[float, float, float, int]:
+        """Per decision: wall seconds, reply seconds seen by the referee, referee CPU seconds; and decisions."""
+        from skyjo_bot.types import Rules
+
+        start, cpu = time.perf_counter(), time.process_time()
+        records = await _match(self.server, self.tokens, games, seed, self.tc, Rules())
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        decisions = sum(t["decisions"] for r in records for t in r["meta"]["timings"])
+        measured_ms = sum(t["total_ms"] for r in records for t in r["meta"]["timings"])
+        for record in records:
+            assert not any("auto" in a for rnd in record["rounds"] for a in rnd["actions"]), "a bot was struck"
+        return wall / decisions, measured_ms / 1000 / decisions, cpu / decisions, decisions
+
+
+async def _match(server: Any, tokens: list[str], games: int, seed: str, tc: Any, rules: Any) -> list[dict[str, Any]]:
+    from skyjo_ref.match import MatchSpec, SeatSpec
+
+    spec = MatchSpec(
+        seats=tuple(SeatSpec.of_token(t, f"instant{i}") for i, t in enumerate(tokens)),
+        rules=rules,
+        time_control=tc,
+        games=games,
+        seed=seed,
+    )
+    match_id = server.start_match(spec)
+    records: list[dict[str, Any]] = []
+    async for index, payload in server.watch(match_id):
+        if index is None:
+            assert payload == "", f"match failed: {payload}"
+            break
+        records.append(json.loads(payload))
+    return records
+
+
+# ---------------------------------------------------------------------- main
+
+
+def _summary(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1e3:.3f} ms, best {min(values) * 1e3:.3f} ms"
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    down, up = typical_sizes()
+    print(f"message sizes: DecisionRequest {down} bytes, DecisionReply {up} bytes (2 players, mean)")
+    bare: list[float] = []
+    ref: list[float] = []
+    ref_threaded: list[float] = []
+    measured: list[float] = []
+    cpu: list[float] = []
+    async with RefereeBench(inline=True) as inline, RefereeBench(inline=False) as threaded:
+        for i in range(args.repeats):  # alternate, so both see the same machine load
+            bare.append(await bare_round_trip(down, up, args.round_trips))
+            per, inside, used, n = await inline.measure(args.games, f"bench-{i}")
+            ref.append(per)
+            measured.append(inside)
+            cpu.append(used)
+            per_t, _, _, _ = await threaded.measure(args.games, f"bench-{i}")
+            ref_threaded.append(per_t)
+            print(
+                f"round {i + 1}: bare {bare[-1] * 1e3:.3f} ms | referee {per * 1e3:.3f} ms a decision "
+                f"({n} decisions; reply seen by the referee {inside * 1e3:.3f} ms; referee CPU {used * 1e3:.3f} ms) | "
+                f"worker-thread SDK {per_t * 1e3:.3f} ms"
+            )
+    result: dict[str, Any] = {
+        "request_bytes": down,
+        "reply_bytes": up,
+        "repeats": args.repeats,
+        "bare_ms": statistics.median(bare) * 1e3,
+        "bare_best_ms": min(bare) * 1e3,
+        "referee_ms": statistics.median(ref) * 1e3,
+        "referee_best_ms": min(ref) * 1e3,
+        "referee_threaded_ms": statistics.median(ref_threaded) * 1e3,
+        "referee_threaded_best_ms": min(ref_threaded) * 1e3,
+        "referee_reply_ms": statistics.median(measured) * 1e3,
+        "referee_cpu_ms": statistics.median(cpu) * 1e3,
+    }
+    result["ratio"] = result["referee_ms"] / result["bare_ms"]
+    result["ratio_best"] = result["referee_best_ms"] / result["bare_best_ms"]
+    result["ratio_threaded"] = result["referee_threaded_ms"] / result["bare_ms"]
+    print()
+    print(f"bare grpc.aio bidi ping-pong        {_summary(bare)} a round trip")
+    print(f"through the referee, SDK --inline   {_summary(ref)} a decision")
+    print(f"through the referee, SDK default    {_summary(ref_threaded)} a decision (decide in a worker thread)")
+    print(f"reply time seen by the referee      {_summary(measured)} (request queued -> reply in)")
+    print(f"referee CPU                         {_summary(cpu)} a decision")
+    print(
+        f"ratio referee / bare: {result['ratio']:.2f}x (medians), {result['ratio_best']:.2f}x (best rounds); "
+        f"worker-thread SDK {result['ratio_threaded']:.2f}x (medians)"
+    )
+    print(f"target <= 1.3x (medians, --inline): {'met' if result['ratio'] <= 1.3 else 'MISSED'}")
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=3, help="games per referee measurement (2 SDK bots)")
+    parser.add_argument("--round-trips", type=int, default=2000, help="round trips per bare measurement")
+    parser.add_argument("--repeats", type=int, default=7, help="alternating rounds of both measurements")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--pingpong-client", metavar="ADDR", help=argparse.SUPPRESS)
+    parser.add_argument("--reply-bytes", type=int, default=8, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.pingpong_client:
+        asyncio.run(_pingpong_client(args.pingpong_client, args.reply_bytes))
+        return 0
+    result = asyncio.run(run(args))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
