@@ -147,8 +147,10 @@ def match(
     try:
         with progress:
             result = asyncio.run(run())
-    except (LineupError, RefereeError) as exc:
-        raise errors.UserError(str(exc), exit_code=errors.EXIT_UNFINISHED) from None
+    except LineupError as exc:  # a bot that cannot be started or seated: bad input
+        raise errors.UserError(str(exc)) from None
+    except RefereeError as exc:
+        raise errors.Unfinished(str(exc)) from None
     except OSError as exc:
         raise errors.Unfinished(f"cannot start the referee: {exc}") from None
 

@@ -128,7 +128,7 @@ async def play_lineup(
                     waits.append((name, seat_token, None))
             if server is not None:
                 for name, seat_token, waiting in waits:
-                    await _wait_connected(server, name, seat_token, waiting)
+                    await wait_bot_connected(server, name, seat_token, waiting)
             spec = MatchSpec(
                 seats=tuple(seats),
                 rules=rules or Rules(),
@@ -157,7 +157,7 @@ async def play_lineup(
     return LineupResult(lineup, seed, records, end, faults)
 
 
-async def _wait_connected(server: RefereeServer, name: str, token: str, process: ManagedBot | None) -> None:
+async def wait_bot_connected(server: RefereeServer, name: str, token: str, process: ManagedBot | None) -> None:
     """Until the seat's bot connects; a process that exits first is a :class:`LineupError` with its output."""
     connected = asyncio.ensure_future(server.wait_connected(token, CONNECT_TIMEOUT_S if process else 24 * 3600.0))
     waits: set[asyncio.Future[Any]] = {connected}
@@ -176,3 +176,6 @@ async def _wait_connected(server: RefereeServer, name: str, token: str, process:
         output = process.output(12).strip() or "(no output)"
         raise LineupError(f"bot {process.spec.text!r} exited before connecting to the referee:\n{output}")
     raise LineupError(f"bot {name!r} did not connect to the referee within {CONNECT_TIMEOUT_S:.0f} s")
+
+
+_wait_connected = wait_bot_connected  # the name other modules first imported

@@ -236,6 +236,7 @@ class RemoteSeat(Seat):
         self._grace_s = (tc.grace_ms if tc is not None else 0) / 1000
         self.session.seat = self
         if self.session.stream is not None:
+            self.version = self.session.version
             self.session.send(pb.PlayResponse(game_start=convert.game_start_to_proto(start)))
             return True
         if not await self.session.wait_connected(self._grace_s):

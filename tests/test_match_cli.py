@@ -1,0 +1,148 @@
+"""``skyjo-ref match`` and ``skyjo-ref serve`` through the real command, in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from skyjo_ref.records import check_file
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = ROOT / "examples" / "python" / "minimal_bot.py"
+
+
+def skyjo(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "120", "SKYJO_CONTROL_TOKEN": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def numbers(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k != "process_faults"}
+
+
+def test_random_vs_greedy_is_fast_deterministic_and_writes_json_and_records(tmp_path: Path) -> None:
+    started = time.monotonic()
+    out = skyjo(
+        "match",
+        "random",
+        "greedy",
+        "--games",
+        "40",
+        "--seed",
+        "5",
+        "--json",
+        str(tmp_path / "a.json"),
+        "--records",
+        str(tmp_path / "games"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 60
+    summary = json.loads((tmp_path / "a.json").read_text())
+    assert summary["games"] == 40 and summary["seed"] == "5" and summary["players_per_game"] == 2
+    bots = {b["name"]: b for b in summary["bots"]}
+    assert set(bots) == {"random", "greedy"}
+    assert bots["greedy"]["win_rate"] > 0.8 and bots["greedy"]["avg_total"] < bots["random"]["avg_total"]
+    assert abs(bots["greedy"]["wins"] + bots["random"]["wins"] - 40) < 1e-9
+    lo, hi = bots["greedy"]["win_rate_ci"]
+    assert lo <= bots["greedy"]["win_rate"] <= hi
+    assert summary["verdict"]["better"] == "greedy" and summary["verdict"]["blocks"] == 20
+    assert "greedy is better than random" in out.stdout
+    files = sorted((tmp_path / "games").glob("*.json"))
+    assert len(files) == 40
+    for path in files[:5]:
+        check_file(path)
+    again = skyjo("match", "random", "greedy", "--games", "40", "--seed", "5", "--json", "-")
+    assert again.returncode == 0, again.stderr
+    assert numbers(json.loads(again.stdout)) == numbers(summary)
+
+
+def test_fewer_bots_than_seats_cycle_and_every_seat_is_filled() -> None:
+    out = skyjo("match", "greedy", "random", "-n", "4", "--games", "8", "--seed", "2", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["seats"] == ["greedy", "random", "greedy#2", "random#2"]
+    assert [b["games"] for b in summary["bots"]] == [16, 16]
+
+
+def test_a_python_bot_file_plays_as_an_sdk_subprocess() -> None:
+    out = skyjo("match", str(MINIMAL), "greedy", "--games", "2", "--seed", "1", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    mini = summary["bots"][0]
+    assert mini["name"] == "minimal_bot" and mini["games"] == 2 and mini["strikes"] == 0 and mini["forfeits"] == 0
+
+
+def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    cases = [
+        (["match", "nothere.py", "greedy"], "no such file"),
+        (["match", "grumpy", "greedy"], "unknown bot 'grumpy'"),
+        (["match", "random", "greedy", "random", "-n", "2"], "cannot all sit"),
+        (["match", "random", "greedy", "--rules", "nope"], "unknown rules preset"),
+        (["match", "random", "greedy", "--option", "column_clear"], "expected key=value"),
+        (["match", "random", "greedy", "--option", "end_score=-5"], "end_score"),
+        (["match", str(empty), "greedy", "--games", "1"], "exited before connecting"),
+        (["match", "random", "greedy", "--referee", "127.0.0.1:1"], "control token"),
+    ]
+    for args, message in cases:
+        out = skyjo(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
+    env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skyjo_ref",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--control-token",
+            "ctl",
+            "--token",
+            "tomas=tok-1",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stderr is not None
+        lines = []
+        address = None
+        deadline = time.monotonic() + 60
+        while address is None and time.monotonic() < deadline:
+            line = server.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            found = re.search(r"listening on (\S+)", line)
+            address = found.group(1) if found else None
+        assert address is not None, "".join(lines)
+        out = skyjo(
+            "match", "greedy", "random", "--games", "4", "--referee", address, "--control-token", "ctl", "--json", "-"
+        )
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["games"] == 4
+        wrong = skyjo("match", "greedy", "random", "--games", "1", "--referee", address, "--control-token", "bad")
+        assert wrong.returncode == 3 and "control token" in wrong.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, rest = server.communicate(timeout=30)
+    assert server.returncode == 0
+    printed = "".join(lines) + rest
+    assert "SKYJO_TOKEN=tok-1" in printed and "ctl" not in printed  # a given control token is not echoed

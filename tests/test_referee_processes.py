@@ -1,0 +1,155 @@
+"""Real bot processes on a real referee: SDK bots play a match; a crashing bot is restarted mid-game."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from referee_harness import RELAXED, play, start_referee
+from skyjo_ref.players import BotSpecError, ManagedBot, command_spec, parse_bot_spec
+from skyjo_ref.records import replay
+from skyjo_ref.server import MatchSpec, SeatSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = ROOT / "examples" / "python" / "minimal_bot.py"
+
+CRASHER = textwrap.dedent(
+    """
+    import os
+    from pathlib import Path
+    from skyjo_bot import Action, Bot, View
+
+    MARK = Path(__file__).with_suffix(".crashed")
+
+    class Crasher(Bot):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def decide(self, view: View) -> Action:
+            self.calls += 1
+            if self.calls == 8 and not MARK.exists():
+                MARK.write_text("crashed once")
+                os._exit(3)  # a hard crash, mid-decision
+            kinds = [a.kind.value for a in view.legal_actions]
+            for wanted in ("reveal", "draw"):
+                if wanted in kinds:
+                    return view.legal_actions[kinds.index(wanted)]
+            return view.legal_actions[0]
+    """
+)
+
+
+def test_two_sdk_bots_play_a_full_match_as_subprocesses() -> None:
+    async def scenario() -> list[dict[str, Any]]:
+        server = await start_referee()
+        spec_a = parse_bot_spec(str(MINIMAL))
+        spec_b = parse_bot_spec(f"{MINIMAL}:MinimalBot")
+        ta, tb = server.issue_token("mini-a"), server.issue_token("mini-b")
+        bots = [ManagedBot(spec_a, server.address, ta), ManagedBot(spec_b, server.address, tb)]
+        try:
+            for b in bots:
+                await b.start()
+            spec = MatchSpec(
+                seats=(SeatSpec.of_token(ta, "mini-a"), SeatSpec.of_token(tb, "mini-b")),
+                time_control=RELAXED,
+                games=2,
+                seed="sdk",
+                rotate_seats=True,
+            )
+            records, end = await play(server, spec)
+            assert end.error == ""
+            assert all(not b.faults for b in bots)
+            return records
+        finally:
+            for b in bots:
+                await b.stop()
+            await server.stop()
+
+    records = asyncio.run(asyncio.wait_for(scenario(), 120))
+    assert len(records) == 2
+    for record in records:
+        replay(record)
+        assert record["meta"]["strikes"] == [] and "forfeits" not in record["result"]
+        assert [b["name"] for b in record["meta"]["bots"]] == record["players"]
+        assert all(t["decisions"] > 10 for t in record["meta"]["timings"])
+
+
+def test_a_crashed_bot_process_is_restarted_and_finishes_its_game(tmp_path: Path) -> None:
+    bot_file = tmp_path / "crasher.py"
+    bot_file.write_text(CRASHER)
+
+    async def scenario() -> tuple[dict[str, Any], ManagedBot]:
+        server = await start_referee()
+        token = server.issue_token("crasher")
+        bot = ManagedBot(parse_bot_spec(str(bot_file)), server.address, token)
+        try:
+            await bot.start()
+            spec = MatchSpec(
+                seats=(SeatSpec.of_token(token, "crasher"), SeatSpec.of_builtin("greedy")), time_control=RELAXED
+            )
+            records, end = await play(server, spec)
+            assert end.error == ""
+            return records[0], bot
+        finally:
+            await bot.stop()
+            await server.stop()
+
+    record, bot = asyncio.run(asyncio.wait_for(scenario(), 120))
+    replay(record)
+    assert (tmp_path / "crasher.crashed").exists()
+    assert len(bot.faults) == 1 and bot.faults[0].returncode == 3 and bot.restarts == 1
+    assert "exited with code 3" in bot.faults[0].describe()
+    assert record["meta"]["strikes"] == [] and "forfeits" not in record["result"]
+
+
+def test_stop_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
+    stubborn = command_spec(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)",
+        ],
+        name="stubborn",
+    )
+
+    async def scenario() -> ManagedBot:
+        bot = ManagedBot(stubborn, "127.0.0.1:1", "t", log_path=tmp_path / "stubborn.log")
+        await bot.start()
+        for _ in range(500):
+            if "up" in bot.output():
+                break
+            await asyncio.sleep(0.02)
+        await bot.stop(timeout_s=0.5)
+        return bot
+
+    bot = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert not bot.running and bot.faults == []
+    assert "up" in (tmp_path / "stubborn.log").read_text()
+
+
+def test_bot_specs_are_read_or_refused_clearly(tmp_path: Path) -> None:
+    assert parse_bot_spec("greedy").kind == "builtin"
+    remote = parse_bot_spec("remote:tomas")
+    assert remote.kind == "remote" and remote.name == "tomas"
+    file_spec = parse_bot_spec(str(MINIMAL) + ":MinimalBot")
+    assert file_spec.kind == "python" and file_spec.name == "MinimalBot"
+    assert file_spec.process_command()[1:4] == ("-m", "skyjo_bot", "run")
+    assert parse_bot_spec("skyjo_ref.bots.greedy:GreedyBot").python == "skyjo_ref.bots.greedy:GreedyBot"
+    cmd = parse_bot_spec(f"cmd:{sys.executable} -u bot.py --fast")
+    assert cmd.kind == "command" and cmd.command[1:] == ("-u", "bot.py", "--fast")
+    for bad, message in (
+        ("", "empty bot spec"),
+        ("grumpy", "unknown bot 'grumpy'"),
+        ("nothere.py", "no such file 'nothere.py'"),
+        ("no_such_module_xyz:Bot", "no module 'no_such_module_xyz'"),
+        ("cmd:", "empty command"),
+        ("cmd:no-such-program-xyz --x", "not found on PATH"),
+        ("remote:", "names no bot"),
+    ):
+        with pytest.raises(BotSpecError, match=message):
+            parse_bot_spec(bad, base=tmp_path)
