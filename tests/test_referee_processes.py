@@ -112,7 +112,8 @@ def test_stop_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('up', flush=True); time.sleep(60)",
         ],
         name="stubborn",
     )
