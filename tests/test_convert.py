@@ -34,15 +34,23 @@ def _play(num_players: int, rules: Rules, seed: int) -> Game:
     rng = random.Random(seed)
     game = Game(num_players, rules, seed=seed, players=[f"p{i}" for i in range(num_players)])
     start = GameStart("g1", 0, game.players, rules, TimeControl())
+    # what each seat receives through an EventBuffer, decoded, against everything that happened
+    buffers = [convert.EventBuffer("g1") for _ in range(num_players)]
+    received: list[list[Event]] = [[] for _ in range(num_players)]
+    happened = [e for e in game.drain_events() if e.kind is not EventKind.GAME_END]
+    for s, buffer in enumerate(buffers):
+        received[s].extend(_decode(buffer.add(happened)))
     request_id = 0
     while not game.over:
         seat = game.current_seat
         assert seat is not None
         view = game.view(seat)
         request_id += 1
-        msg = convert.decision_request_to_proto(request_id, "g1", view, 500)
+        msg = convert.decision_request_to_proto(request_id, "g1", view, 500, buffers[seat].take())
         wire = pb.DecisionRequest.FromString(msg.SerializeToString())
         back = convert.decision_request_from_proto(wire, GameStart("g1", seat, game.players, rules))
+        received[seat].extend(convert.events_from_proto(wire))
+        assert received[seat] == happened, "a decision must come after every earlier event"
         assert back == view
         assert back.legal_actions == view.legal_actions
         # a view of another seat (no legal actions, no hand) also survives the trip
@@ -61,7 +69,27 @@ def _play(num_players: int, rules: Rules, seed: int) -> Game:
         for event in events:
             _check_event(event, start)
         _check_batches(events, start)
+        happened.extend(e for e in events if e.kind is not EventKind.GAME_END)
+        for s, buffer in enumerate(buffers):
+            received[s].extend(_decode(buffer.add(events)))
+    for s, buffer in enumerate(buffers):
+        flushed = buffer.flush()
+        received[s].extend(_decode([flushed] if flushed is not None else []))
+        assert received[s] == happened
+        assert len(buffer) == 0 and buffer.flush() is None
     return game
+
+
+def _decode(messages: list[pb.PlayResponse]) -> list[Event]:
+    out: list[Event] = []
+    for message in messages:
+        wire = pb.PlayResponse.FromString(message.SerializeToString())
+        if wire.WhichOneof("message") == "events":
+            out.extend(convert.events_from_proto(wire.events))
+        else:
+            assert wire.WhichOneof("message") == "round_result"
+            out.append(convert.round_result_from_proto(wire.round_result))
+    return out
 
 
 def _check_batches(events: list[Event], start: GameStart) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, play_match, referee, sdk_argv, start_bot
-from skyjo_bot import Action, Bot, View
+from skyjo_bot import Action, Bot, Event, View
 from skyjo_bot.client import BotClient, SessionRefused
 from skyjo_bot.loader import BotSpecError, load_bot
 from skyjo_ref.match import SeatSpec
@@ -300,3 +300,68 @@ def test_bot_exits_when_the_referee_ends_the_session() -> None:
         assert "reconnecting" not in bot.text()
 
     asyncio.run(main())
+
+
+class _Recorder(Bot):
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[str] = []
+
+    def on_event(self, event: Event) -> None:
+        self.log.append(f"event {event.kind.value}")
+
+    def decide(self, view: View) -> Action:
+        self.log.append("decide")
+        return view.legal_actions[0]
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["worker", "inline"])
+def test_events_inside_a_decision_request_reach_the_bot_before_decide(inline: bool) -> None:
+    """A referee may hold events and send them inside the DecisionRequest (a minimal real gRPC server here)."""
+    from skyjo_bot import convert
+    from skyjo_bot.types import EventKind, GameStart, Rules
+    from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+    from skyjo_ref.rules import Game
+
+    game = Game(2, seed=4)
+    events = [e for e in game.drain_events() if e.kind is not EventKind.GAME_END]
+    replies: list[pb.PlayRequest] = []
+
+    async def play(requests: Any, context: Any) -> Any:
+        hello = await context.read()
+        assert hello.WhichOneof("message") == "hello"
+        yield convert.welcome("rec")
+        start = GameStart("g", 0, game.players, Rules())
+        yield pb.PlayResponse(game_start=convert.game_start_to_proto(start))
+        held = [convert.event_to_proto(e, "g") for e in events]
+        yield pb.PlayResponse(decision=convert.decision_request_to_proto(7, "g", game.view(0), 5000, held))
+        replies.append(await context.read())
+
+    async def main() -> _Recorder:
+        import grpc.aio
+
+        server = grpc.aio.server()
+        handler = grpc.method_handlers_generic_handler(
+            "skyjo.v1.BotService",
+            {
+                "Play": grpc.stream_stream_rpc_method_handler(
+                    play,
+                    request_deserializer=pb.PlayRequest.FromString,
+                    response_serializer=pb.PlayResponse.SerializeToString,
+                )
+            },
+        )
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        bot = _Recorder()
+        client = BotClient(bot, f"127.0.0.1:{port}", "t", inline=inline)
+        try:
+            await asyncio.wait_for(client.run(), 30)  # the server ends the stream with OK after the reply
+        finally:
+            await server.stop(None)
+        return bot
+
+    bot = asyncio.run(main())
+    assert bot.log == [f"event {e.kind.value}" for e in events] + ["decide"]
+    assert replies[0].reply.request_id == 7 and replies[0].reply.WhichOneof("choice") == "index"

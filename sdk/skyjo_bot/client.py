@@ -288,6 +288,9 @@ class BotClient:
         if kind == "decision":
             request = msg.decision
             self._latest_request = max(self._latest_request, request.request_id)
+            if self._wants_events and len(request.events):  # events that came with the request go first
+                for event in convert.events_from_proto(request):
+                    self._hook(self.bot.on_event, event)
             if self._worker is None and request.request_id not in self._answers:
                 await self._answer(request, call, write_lock)  # inline: no task, no extra loop turn
                 return None

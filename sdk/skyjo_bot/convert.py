@@ -131,6 +131,18 @@ def _action_pb(action: Action) -> pb.Action:
     return msg
 
 
+#: Every well-formed action by (proto kind, pos): the fast path of action_from_proto.
+_ACTION_FROM_KEY: Final[dict[tuple[int, int | None], Action]] = {
+    (_ACTION_KIND_TO_PB[a.kind], a.pos): a
+    for a in (
+        Action.draw(),
+        Action.take(),
+        *(Action.reveal(p) for p in range(GRID_SIZE)),
+        *(Action.swap(p) for p in range(GRID_SIZE)),
+    )
+}
+
+
 def action_to_proto(action: Action) -> pb.Action:
     msg = pb.Action()
     msg.CopyFrom(_action_pb(action))
@@ -139,6 +151,9 @@ def action_to_proto(action: Action) -> pb.Action:
 
 def action_from_proto(msg: pb.Action) -> Action:
     """The :class:`Action` a message spells; :class:`InvalidActionError` when it spells none."""
+    found = _ACTION_FROM_KEY.get((msg.kind, msg.pos if msg.HasField("pos") else None))
+    if found is not None:
+        return found
     kind = _ACTION_KIND_FROM_PB.get(msg.kind)
     if kind is None:
         raise InvalidActionError(
@@ -248,11 +263,36 @@ def time_control_from_proto(msg: pb.TimeControl) -> TimeControl:
 # ------------------------------------------------------------------ views
 
 
+# Grids repeat from one decision to the next (one grid changes per action), so both
+# directions are cached: this halves the cost of a decision on each side of the wire.
+_CACHE_LIMIT: Final = 4096
+_GRID_TO_PB: dict[tuple[tuple[SlotState, ...], tuple[int | None, ...]], pb.Grid] = {}
+_GRID_FROM_PB: dict[bytes, Grid] = {}
+
+
 def _grid_to_proto(grid: Grid) -> pb.Grid:
-    return pb.Grid(slots=[_slot(s, v) for s, v in zip(grid.states, grid.values)])
+    """A shared message for ``grid``: copy it (as repeated fields do), never mutate it."""
+    key = (grid.states, grid.values)
+    msg = _GRID_TO_PB.get(key)
+    if msg is None:
+        if len(_GRID_TO_PB) >= _CACHE_LIMIT:
+            _GRID_TO_PB.clear()
+        msg = _GRID_TO_PB[key] = pb.Grid(slots=[_slot(s, v) for s, v in zip(grid.states, grid.values)])
+    return msg
 
 
 def _grid_from_proto(msg: pb.Grid, index: int) -> Grid:
+    key = msg.SerializeToString(deterministic=True)
+    grid = _GRID_FROM_PB.get(key)
+    if grid is None:
+        grid = _read_grid(msg, index)
+        if len(_GRID_FROM_PB) >= _CACHE_LIMIT:
+            _GRID_FROM_PB.clear()
+        _GRID_FROM_PB[key] = grid
+    return grid
+
+
+def _read_grid(msg: pb.Grid, index: int) -> Grid:
     if len(msg.slots) != GRID_SIZE:
         raise ProtocolError(f"grid {index} has {len(msg.slots)} slots, expected {GRID_SIZE}")
     states: list[SlotState] = []
@@ -322,19 +362,28 @@ def view_from_proto(
     )
 
 
-def decision_request_to_proto(request_id: int, game_id: str, view: View, time_left_ms: int) -> pb.DecisionRequest:
-    """Ask ``view.seat`` for a decision; the legal actions are ``view.legal_actions``."""
+def decision_request_to_proto(
+    request_id: int, game_id: str, view: View, time_left_ms: int, events: Sequence[pb.Event] = ()
+) -> pb.DecisionRequest:
+    """Ask ``view.seat`` for a decision; the legal actions are ``view.legal_actions``.
+
+    ``events``: held events that go out with the request (:meth:`EventBuffer.take`).
+    """
     return pb.DecisionRequest(
         request_id=request_id,
         game_id=game_id,
         view=view_to_proto(view),
         legal_actions=[_action_pb(a) for a in view.legal_actions],
         time_left_ms=max(0, time_left_ms),
+        events=events,
     )
 
 
 def decision_request_from_proto(msg: pb.DecisionRequest, start: GameStart) -> View:
-    """The :class:`View` (with its legal actions) a request asks about, in the game ``start`` began."""
+    """The :class:`View` (with its legal actions) a request asks about, in the game ``start`` began.
+
+    Its ``events`` (held events that came with it) are read with :func:`events_from_proto`.
+    """
     legal = tuple(action_from_proto(a) for a in msg.legal_actions)
     if not legal:
         raise ProtocolError(f"decision request {msg.request_id} lists no legal actions")
@@ -477,14 +526,60 @@ def event_responses(events: Sequence[Event], game_id: str) -> list[pb.PlayRespon
     return out
 
 
+class EventBuffer:
+    """Holds one seat's public events until its next message, to send fewer messages.
+
+    Every gRPC message costs the referee a system call and the bot a wake-up;
+    a decision's round trip is shortest when the events that precede it ride
+    inside the DecisionRequest. The referee keeps one buffer per seat::
+
+        for message in buffer.add(events):   # on every broadcast
+            send(message)                    # (only RoundResult and what must precede it)
+        decision_request_to_proto(..., events=buffer.take())
+        if (message := buffer.flush()) is not None:   # before GameOver, Strike, ...
+            send(message)
+    """
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        self._held: list[pb.Event] = []
+
+    def add(self, events: Sequence[Event]) -> list[pb.PlayResponse]:
+        """Hold these events; returns the messages that must go out now, in order (held events first)."""
+        out: list[pb.PlayResponse] = []
+        for event in events:
+            kind = event.kind
+            if kind in EVENT_MESSAGE_KINDS:
+                self._held.append(event_to_proto(event, self.game_id))
+            elif kind is EventKind.ROUND_END:
+                held = self.flush()
+                if held is not None:
+                    out.append(held)
+                out.append(pb.PlayResponse(round_result=round_result_to_proto(event, self.game_id)))
+        return out
+
+    def take(self) -> list[pb.Event]:
+        """The held events, for :func:`decision_request_to_proto`; the buffer is empty afterwards."""
+        held, self._held = self._held, []
+        return held
+
+    def flush(self) -> pb.PlayResponse | None:
+        """The held events as one EventBatch message (None when there are none)."""
+        held = self.take()
+        return pb.PlayResponse(events=pb.EventBatch(game_id=self.game_id, events=held)) if held else None
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
 def event_response(event: Event, game_id: str) -> pb.PlayResponse | None:
     """One event's message (prefer :func:`event_responses`, which batches): None for ``game_end``."""
     found = event_responses((event,), game_id)
     return found[0] if found else None
 
 
-def events_from_proto(msg: pb.EventBatch) -> list[Event]:
-    """The events of a batch, skipping kinds this version does not know."""
+def events_from_proto(msg: pb.EventBatch | pb.DecisionRequest) -> list[Event]:
+    """The events of a batch (or those a DecisionRequest carries), skipping kinds this version does not know."""
     out: list[Event] = []
     for item in msg.events:
         try:

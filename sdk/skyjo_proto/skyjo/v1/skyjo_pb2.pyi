@@ -147,18 +147,20 @@ class GameStart(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[Rules, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "game_id", "view", "legal_actions", "time_left_ms")
+    __slots__ = ("request_id", "game_id", "view", "legal_actions", "time_left_ms", "events")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     TIME_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     game_id: str
     view: View
     legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
     time_left_ms: int
-    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_left_ms: _Optional[int] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_left_ms: _Optional[int] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class Strike(_message.Message):
     __slots__ = ("game_id", "request_id", "reason", "detail", "played", "strikes", "max_strikes")
