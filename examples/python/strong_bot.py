@@ -52,6 +52,8 @@ FEED_BASELINE = 3.0  # what the next player gains anyway in a turn
 OPP_LAST_TURN_GAIN = 2.5  # what an opponent gains on their last turn, on average
 FINISH_BONUS = 1.0  # ending the round cuts the opponents' remaining improvement
 TAKE_MARGIN = 0.0
+PATIENCE_TURNS = 25  # a round this long (my turns) is dragging on: a typical one takes 8-15
+PATIENCE_FADE = 15  # turns over which the fear of the finisher penalty fades to nothing
 GAME_END_AWARE = True  # in a round that may end the game, tempo follows the lead in totals
 
 
@@ -72,6 +74,7 @@ class _Context:
     final_clear: bool
     lead: float  # expected lead over the best opponent (positive: I am lower)
     my_hidden: int
+    patience: float = 1.0  # 1: fear the finisher penalty fully; falls to 0 when a round drags on
 
 
 def _context(view: View) -> _Context:
@@ -114,11 +117,24 @@ class StrongBot(Bot):
 
     name = "strong"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._round_key: tuple[object, ...] = ()
+        self._turns = 0  # my turns in the round in play
+
     def decide(self, view: View) -> Action:
         legal = view.legal_actions
         if view.decision is DecisionKind.OPENING_REVEAL:
             return self._opening(view)
+        key = (view.players, view.round, view.totals)
+        if key != self._round_key:
+            self._round_key, self._turns = key, 0
+        if view.decision is DecisionKind.DRAW_OR_TAKE:
+            self._turns += 1
         ctx = _context(view)
+        # When every player waits for a safe finish (low grids, high cards left), nobody
+        # ever ends the round: after PATIENCE_TURNS turns the penalty counts less and less.
+        ctx.patience = min(1.0, max(0.0, 1.0 - (self._turns - PATIENCE_TURNS) / PATIENCE_FADE))
         planner = _Planner(ctx)
         if view.decision is DecisionKind.DRAW_OR_TAKE:
             top = view.discard_top
@@ -152,6 +168,7 @@ class _Planner:
         self.removed = [s is SlotState.REMOVED for s in grid.states]
         self._col_cache: dict[tuple[Cell, Cell, Cell], float] = {}
         self._feed_cache: dict[int, float] = {}
+        self._reveal_cache: dict[int, tuple[float, float]] = {}
         self.current = sum(self._column(c, self.cells) for c in range(4) if not self.removed[c])
         self.next_seat = (view.seat + 1) % view.num_players
         # my discard reaches the next player only if they still have a turn
@@ -261,8 +278,9 @@ class _Planner:
             mu = grid.revealed_sum() + hidden * ctx.mean - OPP_LAST_TURN_GAIN
             sd = math.sqrt(hidden * ctx.variance + 6.0)
             p_lowest *= 1.0 - _normal_cdf((mine + 0.5 - mu) / sd)
-        penalty = _penalty(view, mine)
-        return mine + (1.0 - p_lowest) * penalty - FINISH_BONUS
+        penalty = _penalty(view, mine) * ctx.patience
+        bonus = FINISH_BONUS if ctx.patience > 0 else FINISH_BONUS + 50.0  # end it now
+        return mine + (1.0 - p_lowest) * penalty - bonus
 
     def _score(self, cells: list[Cell], column: int, closes: int, discard: float) -> float:
         """Gain of an option: lower expected score, tempo, minus what it feeds the next player."""
@@ -273,7 +291,10 @@ class _Planner:
             after = self._total(cells, column)
         gain = self.current - after - discard
         if closes and ctx.view.finisher is None:
-            gain += TEMPO * max(-TEMPO_CAP, min(TEMPO_CAP, ctx.lead)) * closes
+            lead = max(-TEMPO_CAP, min(TEMPO_CAP, ctx.lead))
+            if lead < 0:
+                lead *= ctx.patience  # a trailer stalls, but not for ever
+            gain += TEMPO * lead * closes
         return gain
 
     def options_with_card(self, card: int, allow_reveal: bool) -> list[tuple[float, Action]]:
@@ -302,14 +323,25 @@ class _Planner:
         return out
 
     def _reveal_gain(self, pos: int, card: int) -> float:
-        total = 0.0
-        column = pos % 4
-        for v, p in self.ctx.probs.items():
-            cells = list(self.cells)
-            cells[pos] = v
-            discard = self._feed(v) if self._clears(cells, column) else self._feed(card)
-            total += p * self._score(cells, column, 1, discard)
-        return total
+        """Expected gain of discarding ``card`` and revealing ``pos`` (averaged over the hidden value)."""
+        found = self._reveal_cache.get(pos)
+        if found is None:
+            # the part that does not depend on the card in hand is computed once per position
+            base = 0.0  # expected gain before feeding the next player
+            fed = 0.0  # expected feeding cost when the column clears (its value goes on top)
+            keeps = 0.0  # chance the column stays (then the drawn card is on top)
+            column = pos % 4
+            for v, p in self.ctx.probs.items():
+                cells = list(self.cells)
+                cells[pos] = v
+                base += p * self._score(cells, column, 1, 0.0)
+                if self._clears(cells, column):
+                    fed += p * self._feed(v)
+                else:
+                    keeps += p
+            found = self._reveal_cache[pos] = (base - fed, keeps)
+        base, keeps = found
+        return base - keeps * self._feed(card)
 
     def _clears(self, cells: Sequence[Cell], column: int) -> bool:
         a, b, c = cells[column], cells[column + 4], cells[column + 8]
