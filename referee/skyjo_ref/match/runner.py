@@ -146,8 +146,13 @@ class GameRunner:
         self._pending = (seat, request_id)
         decision = Decision(self.setup.game_id, request_id, view, limit)
         try:
-            answer = await asyncio.wait_for(st.seat.decide(decision), timeout=(limit + self.tc.grace_ms) / 1000 + 30.0)
-        except TimeoutError:  # the seat did not enforce its own clock: a backstop
+            if st.seat.keeps_time:
+                answer = await st.seat.decide(decision)
+            else:  # a backstop for seats that do not enforce the clock themselves
+                answer = await asyncio.wait_for(
+                    st.seat.decide(decision), timeout=(limit + self.tc.grace_ms) / 1000 + 30.0
+                )
+        except TimeoutError:
             answer = Answer(None, float(limit), TIMEOUT, "nothing", f"no answer within {limit} ms")
         finally:
             self._pending = None

@@ -70,6 +70,8 @@ class Seat(abc.ABC):
     #: Display name (seat name in the record) and the bot's version for the record's meta.
     name: str
     version: str = ""
+    #: True when :meth:`decide` itself returns within the time left (else the runner adds a backstop).
+    keeps_time: bool = False
 
     def set_fault_handler(self, handler: FaultHandler) -> None:  # noqa: B027 - optional hook
         """Remote seats report faults that are not answers to a decision through ``handler``."""
@@ -109,6 +111,8 @@ class InProcessSeat(Seat):
     one in a notification hook is logged and otherwise ignored. With
     ``timed=True`` a decision that took longer than its limit is a timeout.
     """
+
+    keeps_time = True  # it returns as soon as the bot does (a bot that hangs hangs the loop: see above)
 
     def __init__(self, bot: Bot, name: str | None = None, *, version: str = "builtin", timed: bool = False) -> None:
         self.bot = bot

@@ -37,6 +37,8 @@ OUTBOX_LIMIT: Final = 10_000
 #: Unexpected messages a stream may send in a burst, and how fast that budget refills (per second).
 FLOOD_BURST: Final = 30.0
 FLOOD_REFILL_PER_S: Final = 5.0
+#: At most this long between a public event and its delivery to a seat that is not deciding.
+EVENT_DELAY_S: Final = 0.02
 #: Settled request ids remembered per token, so a late duplicate is ignored rather than struck.
 RECENT_IDS: Final = 256
 
@@ -48,6 +50,7 @@ class Stream:
         self.peer = peer
         self.outbox: asyncio.Queue[pb.PlayResponse] = asyncio.Queue(maxsize=OUTBOX_LIMIT)
         self.closed = asyncio.Event()
+        self.waiters: set[asyncio.Future[None]] = set()  # woken when the stream closes
         self.status: grpc.StatusCode | None = None
         self.detail = ""
         self._budget = FLOOD_BURST
@@ -69,6 +72,17 @@ class Stream:
         if not self.closed.is_set():
             self.status, self.detail = status, detail
             self.closed.set()
+            for waiter in self.waiters:
+                _wake(waiter)
+
+    def waiter(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """A future that is woken when this stream closes (or by whoever else holds it)."""
+        waiter: asyncio.Future[None] = loop.create_future()
+        if self.closed.is_set():
+            waiter.set_result(None)
+        else:
+            self.waiters.add(waiter)
+        return waiter
 
     def spend(self) -> bool:
         """Take one unexpected message from the flood budget; False when it is exhausted."""
@@ -191,13 +205,33 @@ def describe_reply(reply: pb.DecisionReply) -> str:
     return "no choice"
 
 
+# The runner hands every seat the same list of events: convert it once for all of them.
+_last_events: tuple[Sequence[Event], str, list[pb.PlayResponse]] | None = None
+
+
+def _event_messages(events: Sequence[Event], game_id: str) -> list[pb.PlayResponse]:
+    global _last_events
+    last = _last_events
+    if last is not None and last[0] is events and last[1] == game_id:
+        return last[2]
+    messages = convert.event_responses(events, game_id)
+    _last_events = (events, game_id, messages)
+    return messages
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class _Pending:
-    __slots__ = ("decision", "future", "sent_on")
+    __slots__ = ("decision", "future", "sent_on", "waiter")
 
     def __init__(self, decision: Decision, future: asyncio.Future[pb.DecisionReply]) -> None:
         self.decision = decision
         self.future = future
         self.sent_on: Stream | None = None
+        self.waiter: asyncio.Future[None] | None = None  # what decide() awaits now
 
 
 class RemoteSeat(Seat):
@@ -207,6 +241,8 @@ class RemoteSeat(Seat):
     is governed by the grace period instead (the pending decision is sent
     again, same request id, on the new stream, with the time that was left).
     """
+
+    keeps_time = True
 
     def __init__(self, session: Session, name: str, *, release_lock: bool = False) -> None:
         self.session = session
@@ -218,6 +254,8 @@ class RemoteSeat(Seat):
         self._grace_s = 0.0
         self._pending: _Pending | None = None
         self._on_fault: FaultHandler | None = None
+        self._buffer: list[pb.PlayResponse] = []  # events not sent yet (see events())
+        self._flush_timer: asyncio.TimerHandle | None = None
 
     @property
     def pending_id(self) -> int | None:
@@ -256,6 +294,8 @@ class RemoteSeat(Seat):
             return False
         if not pending.future.done():
             pending.future.set_result(reply)
+            if pending.waiter is not None:
+                _wake(pending.waiter)
         return True
 
     async def decide(self, decision: Decision) -> Answer:
@@ -280,6 +320,7 @@ class RemoteSeat(Seat):
                     continue
                 if pending.sent_on is not stream:
                     pending.sent_on = stream
+                    self._flush()
                     stream.send(
                         pb.PlayResponse(
                             decision=convert.decision_request_to_proto(
@@ -288,13 +329,15 @@ class RemoteSeat(Seat):
                         )
                     )
                 started = time.perf_counter()
-                closed = asyncio.ensure_future(stream.closed.wait())
+                waiter = stream.waiter(loop)  # woken by the reply (below) or by the stream's end
+                pending.waiter = waiter
+                timer = loop.call_later(max(0.0, limit - used) / 1000, _wake, waiter)
                 try:
-                    await asyncio.wait(
-                        (pending.future, closed), timeout=max(0.0, limit - used) / 1000, return_when="FIRST_COMPLETED"
-                    )
+                    await waiter
                 finally:
-                    closed.cancel()
+                    timer.cancel()
+                    pending.waiter = None
+                    stream.waiters.discard(waiter)
                 used += (time.perf_counter() - started) * 1000
                 if pending.future.done():
                     return self._answer(decision, pending.future.result(), used)
@@ -322,22 +365,55 @@ class RemoteSeat(Seat):
         return Answer(action, used, answered=answered)
 
     def events(self, game_id: str, events: Sequence[Event]) -> None:
+        """Buffer public events; they go out before this seat's next message, or within EVENT_DELAY_S.
+
+        A seat that is not deciding gets the events of several actions in one
+        message: fewer writes per decision, and the deciding seat's request is
+        not queued behind the other seats' events. The order never changes.
+        """
+        if self.session.stream is None:
+            return  # a reconnecting bot gets GameStart and its pending decision; the view says the rest
+        self._buffer.extend(_event_messages(events, game_id))
+        if self._flush_timer is None and self._buffer:
+            self._flush_timer = asyncio.get_running_loop().call_later(EVENT_DELAY_S, self._flush)
+
+    def _flush(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+        if not self._buffer:
+            return
+        buffered, self._buffer = self._buffer, []
         stream = self.session.stream
         if stream is None:
-            return  # a reconnecting bot gets GameStart and its pending decision; the view says the rest
-        for message in convert.event_responses(events, game_id):
+            return
+        batch: list[pb.Event] = []
+        game_id = ""
+        for message in buffered:
+            if message.WhichOneof("message") == "events":
+                batch.extend(message.events.events)
+                game_id = message.events.game_id
+                continue
+            if batch:
+                stream.send(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=batch)))
+                batch = []
             stream.send(message)
+        if batch:
+            stream.send(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=batch)))
 
     def strike(self, strike: Strike) -> None:
+        self._flush()
         self.session.send(pb.PlayResponse(strike=convert.strike_to_proto(strike)))
 
     def forfeited(self) -> None:
         self.benched = True
 
     def game_over(self, result: GameResult) -> None:
+        self._flush()
         self.session.send(pb.PlayResponse(game_over=convert.game_over_to_proto(result)))
 
     async def close(self) -> None:
+        self._flush()
         if self.session.seat is self:
             self.session.seat = None
         if self._release_lock and self.session.lock.locked():
