@@ -1,1 +1,8 @@
+"""Duplicate round-robin tournaments on a referee, with a SQLite results store and Elo tables.
 
+``config`` reads and checks the YAML file; ``schedule`` lists the games;
+``store`` keeps every finished game; ``elo`` and ``tables`` rate them;
+``runner`` plays what the store lacks through ``backend`` (a referee reached
+through MatchService); ``display`` renders progress and tables. See
+docs/tournaments.md.
+"""

@@ -80,6 +80,7 @@ class RefereeBackend:
         self.address = address
         self.server = server
         self.pools: dict[str, list[_Worker]] = {b.name: [] for b in config.bots if b.managed}
+        self.remote_busy: set[str] = set()
         self.log_dir = config.output / "logs"
         self.closing = False
         self.failure: TournamentUnfinished | None = None
@@ -111,11 +112,18 @@ class RefereeBackend:
         await asyncio.gather(*(self._wait_connected(w) for w in workers))
 
     def ready(self, game: GameId) -> bool:
-        return all(any(not w.busy for w in self.pools[name]) for name in game.table if name in self.pools)
+        for name in game.table:
+            if name in self.pools and all(w.busy for w in self.pools[name]):
+                return False
+            if name in self.remote_busy:  # a remote bot (one token) plays one game at a time
+                return False
+        return True
 
     async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]:
         """Play ``game`` (seats in order) on the referee and return its record."""
         held: list[_Worker] = []
+        remotes = {name for name, entry in seats if entry.kind == "remote"}
+        self.remote_busy |= remotes
         try:
             for name in sorted(name for name, entry in seats if entry.managed):
                 held.append(await self._acquire(name, game.key))
@@ -133,6 +141,7 @@ class RefereeBackend:
             self._check_connected(record, game, seats)
             return record
         finally:
+            self.remote_busy -= remotes
             for worker in held:
                 worker.busy, worker.game_key = False, None
 

@@ -7,6 +7,7 @@ finished game. The final tables are Rich tables, also readable as plain text.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -99,7 +100,12 @@ def render_tables(console: Console, tables: Tables, title: str) -> None:
 
 
 class RichObserver:
-    """A progress bar and a live standings table (a terminal on stderr)."""
+    """A progress bar and a live standings table (a terminal on stderr).
+
+    The standings are recomputed from the store in a background thread, at
+    most once every ``refresh_s``: never on the event loop, where the
+    in-process referee keeps the bots' clocks.
+    """
 
     def __init__(self, console: Console, standings: Callable[[], Tables], refresh_s: float = 1.0) -> None:
         self.console = console
@@ -117,9 +123,11 @@ class RichObserver:
         self.task = self.progress.add_task("games", total=None, rate="")
         self.live: Live | None = None
         self._table: RenderableType = Text("")
-        self._last = 0.0
         self._t0 = time.monotonic()
         self._played = 0
+        self._dirty = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def started(self, total: int, done: int, to_play: int) -> None:
         self.progress.update(self.task, total=total, completed=done)
@@ -128,25 +136,38 @@ class RichObserver:
         if to_play:
             self.live = Live(self._group(), console=self.console, refresh_per_second=4, transient=True)
             self.live.start()
+            self._thread = threading.Thread(target=self._refresh, name="standings", daemon=True)
+            self._thread.start()
 
     def _group(self) -> Group:
         return Group(self.progress, self._table)
+
+    def _refresh(self) -> None:
+        while not self._stopping.is_set():
+            self._dirty.wait()
+            if self._stopping.is_set():
+                return
+            self._dirty.clear()
+            self._table = elo_table(self.standings(), live=True)
+            if self.live is not None:
+                self.live.update(self._group())
+            self._stopping.wait(self.refresh_s)
 
     def game_finished(self, game: StoredGame, done: int, total: int) -> None:
         self._played += 1
         rate = self._played / max(time.monotonic() - self._t0, 1e-9)
         self.progress.update(self.task, completed=done, rate=f"{rate:.2f} games/s")
-        now = time.monotonic()
-        if now - self._last >= self.refresh_s or done == total:
-            self._last = now
-            self._table = elo_table(self.standings(), live=True)
-            if self.live is not None:
-                self.live.update(self._group())
+        self._dirty.set()
 
     def note(self, message: str) -> None:
         self.console.print(f"note: {message}", highlight=False)
 
     def stop(self) -> None:
+        self._stopping.set()
+        self._dirty.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
         if self.live is not None:
             self.live.stop()
             self.live = None

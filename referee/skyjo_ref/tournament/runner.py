@@ -153,7 +153,8 @@ async def run(
                 seats = [(name, config.bot(name)) for name in game.seats]
                 t0 = time.monotonic()
                 record = await referee.play(seats, seed, game)
-                stored = store.add_game(game, seed, record, time.monotonic() - t0)
+                # off the event loop: a disk flush must not stall the referee's clocks
+                stored = await asyncio.to_thread(store.add_game, game, seed, record, time.monotonic() - t0)
                 finished += 1
                 summary.played += 1
                 observer.game_finished(stored, finished, len(games))

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from skyjo_ref import records
 from skyjo_ref.tournament.schedule import GameId
@@ -139,19 +140,40 @@ def seat_results(record: Mapping[str, Any], seats: Sequence[str]) -> tuple[SeatR
     )
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """One thread at a time in the store (games are committed from a worker thread)."""
+
+    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
 class Store:
-    """One tournament folder: ``results.sqlite`` and ``games/*.json``."""
+    """One tournament folder: ``results.sqlite`` and ``games/*.json``.
+
+    Safe to use from several threads (one at a time): the runner commits games
+    from a worker thread so that a slow disk never stalls the event loop the
+    in-process referee shares.
+    """
 
     def __init__(self, folder: str | Path, create: bool = True) -> None:
         self.folder = Path(folder)
         self.db_path = self.folder / DB_NAME
         self.records_dir = self.folder / RECORDS_DIR
+        self.lock = threading.RLock()
         if not create and not self.db_path.is_file():
             raise StoreError(f"{self.folder}: no {DB_NAME} here: expected a tournament output folder")
         try:
             if create:
                 self.records_dir.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.db_path, isolation_level=None, timeout=30.0)
+            self.db = sqlite3.connect(self.db_path, isolation_level=None, timeout=30.0, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")  # a committed game survives a power loss
             self.db.executescript(_SCHEMA)
@@ -163,6 +185,7 @@ class Store:
         elif found != STORE_FORMAT:
             raise StoreError(f"{self.db_path}: store format {found!r}, expected {STORE_FORMAT!r}")
 
+    @_locked
     def close(self) -> None:
         self.db.close()
 
@@ -174,13 +197,16 @@ class Store:
 
     # ---------------------------------------------------------------- identity
 
+    @_locked
     def _meta(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
 
+    @_locked
     def fingerprint(self) -> dict[str, Any] | None:
         raw = self._meta().get("fingerprint")
         return None if raw is None else dict(json.loads(raw))
 
+    @_locked
     def bind(self, fingerprint: Mapping[str, Any], what: str = "this config") -> None:
         """Remember what the results mean; refuse a different meaning, saying what changed."""
         stored = self.fingerprint()
@@ -191,6 +217,11 @@ class Store:
             )
             return
         changed = [k for k in sorted(set(stored) | set(wanted)) if stored.get(k) != wanted.get(k)]
+        if changed and self.count() == 0:  # nothing was played under the old settings: take the new ones
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (json.dumps(wanted, sort_keys=True),)
+            )
+            return
         if changed:
             detail = "; ".join(
                 f"{k}: stored {json.dumps(stored.get(k), sort_keys=True)}, "
@@ -202,18 +233,22 @@ class Store:
                 "they cannot be mixed; use another output folder, or --new to set the old results aside"
             )
 
+    @_locked
     def set_info(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"info.{key}", json.dumps(value)))
 
+    @_locked
     def info(self, key: str) -> Any:
         raw = self._meta().get(f"info.{key}")
         return None if raw is None else json.loads(raw)
 
     # ------------------------------------------------------------------- games
 
+    @_locked
     def finished_keys(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT key FROM games")}
 
+    @_locked
     def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> StoredGame:
         """Check the record by replaying it, write its file, and commit the game (one transaction)."""
         records.replay(record)  # a record that does not replay is never stored
@@ -261,6 +296,7 @@ class Store:
             )
         return StoredGame(game, results)
 
+    @_locked
     def games(self) -> list[StoredGame]:
         """Every stored game, in key order (so tables never depend on the finishing order)."""
         by_game: dict[str, list[SeatResult]] = {}
@@ -273,15 +309,18 @@ class Store:
             )
         return [StoredGame(GameId.parse(key), tuple(seats)) for key, seats in sorted(by_game.items())]
 
+    @_locked
     def record(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT record FROM games WHERE key = ?", (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
+    @_locked
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     # ------------------------------------------------------------------ faults
 
+    @_locked
     def add_fault(self, bot: str, kind: str, detail: str, game_key: str | None = None) -> None:
         with self.db:
             self.db.execute(
@@ -289,6 +328,7 @@ class Store:
                 (time.time(), bot, game_key, kind, detail),
             )
 
+    @_locked
     def faults(self) -> list[Fault]:
         rows = self.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id")
         return [Fault(*row) for row in rows]
