@@ -281,9 +281,9 @@ def test_a_bot_that_cannot_run_stops_the_tournament_with_exit_3(tmp_path: Path) 
     bots = "  - {name: aaa, builtin: greedy}\n  - {name: bbb, builtin: random}\n"
     write_config(tmp_path, bots, deals=1)
     assert cli("tournament", "league.yaml", cwd=tmp_path).returncode == 0
-    broken = f"""\
+    broken = """\
   - name: broken
-    command: [{json.dumps(sys.executable)}, -c, "import sys; print('no luck'); sys.exit(4)"]
+    command: [sh, -c, "echo no luck; exit 4"]
 """
     write_config(tmp_path, bots + broken, deals=1)
     result = cli("tournament", "league.yaml", cwd=tmp_path)
@@ -318,18 +318,18 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:
-    bots = f"""\
-  - {{name: greedy, builtin: greedy}}
+    bots = """\
+  - {name: greedy, builtin: greedy}
   - name: silent
-    command: [{json.dumps(sys.executable)}, -c, "import time; time.sleep(60)"]
+    command: [sleep, "60"]
 """
     config = write_config(tmp_path, bots, deals=1)
-    config.write_text(config.read_text().replace("bots:\n", "connect_timeout_s: 3\nbots:\n"))
+    config.write_text(config.read_text().replace("bots:\n", "connect_timeout_s: 2\nbots:\n"))
     started = time.monotonic()
     result = cli("tournament", "league.yaml", cwd=tmp_path)
     message = " ".join(result.stderr.split())
     assert result.returncode == 3, result.stderr
-    assert "bot 'silent' did not connect to the referee within 3 s (connect_timeout_s)" in message
+    assert "bot 'silent' did not connect to the referee within 2 s (connect_timeout_s)" in message
     assert time.monotonic() - started < 60  # it was stopped, not waited for
 
 
