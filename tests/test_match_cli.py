@@ -146,3 +146,31 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
     assert server.returncode == 0
     printed = "".join(lines) + rest
     assert "SKYJO_TOKEN=tok-1" in printed and "ctl" not in printed  # a given control token is not echoed
+
+
+def test_sigterm_stops_the_match_and_its_bot_processes() -> None:
+    env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
+    match = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "match", str(MINIMAL), "greedy", "--games", "5000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    children: list[int] = []
+    deadline = time.monotonic() + 60
+    while not children and time.monotonic() < deadline:
+        time.sleep(0.2)
+        found = subprocess.run(["pgrep", "-P", str(match.pid)], capture_output=True, text=True)
+        children = [int(p) for p in found.stdout.split()]
+    assert children, "the bot process never started"
+    time.sleep(1.0)
+    match.send_signal(signal.SIGTERM)
+    _, err = match.communicate(timeout=60)
+    assert match.returncode == 130 and "interrupted after" in err, err
+    for pid in children:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"bot process {pid} outlived the match")

@@ -488,3 +488,21 @@ def test_an_oversize_message_ends_the_stream_and_the_absent_seat_forfeits() -> N
     assert "disconnected" in record["meta"]["forfeited"][0]["reason"]
     tags = autos(record, 0)
     assert tags[0] == "disconnected" and set(tags[1:]) == {"forfeit"}
+
+
+def test_a_match_watched_to_its_end_is_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skyjo_ref.server import server as server_module
+
+    monkeypatch.setattr(server_module, "FORGET_WATCHED_MATCH_S", 0.05)
+
+    async def scenario() -> None:
+        server = await start_referee()
+        try:
+            spec = MatchSpec(seats=(SeatSpec.of_builtin("greedy"), SeatSpec.of_builtin("random")), games=2)
+            records, end = await play(server, spec)
+            assert len(records) == 2 and end.games == 2
+            await asyncio.wait_for(_until(lambda: not server.matches), 10)
+        finally:
+            await server.stop()
+
+    run(scenario())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -132,6 +133,10 @@ def match(
         progress.advance(task)
 
     async def run() -> LineupResult:
+        # SIGTERM stops like Ctrl-C: bot processes and the referee are stopped before exiting
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         return await play_lineup(
             lineup,
             games=games,
@@ -147,6 +152,10 @@ def match(
     try:
         with progress:
             result = asyncio.run(run())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        done = int(progress.tasks[0].completed)
+        stderr.print(f"interrupted after {done} of {games} games; bots and referee stopped", highlight=False)
+        raise typer.Exit(errors.EXIT_INTERRUPTED) from None
     except LineupError as exc:  # a bot that cannot be started or seated: bad input
         raise errors.UserError(str(exc)) from None
     except RefereeError as exc:

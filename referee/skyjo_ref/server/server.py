@@ -36,6 +36,8 @@ from skyjo_ref.server.session import RemoteSeat, Session, Stream
 
 log = logging.getLogger(__name__)
 
+#: A match watched to its end is forgotten (records freed) this long after: long tournaments stay small.
+FORGET_WATCHED_MATCH_S: Final = 60.0
 #: How long a new Play stream may take to send its Hello.
 HELLO_TIMEOUT_S: Final = 30.0
 
@@ -126,6 +128,7 @@ class _Match:
     error: str = ""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    forget_scheduled: bool = False
 
     def notify(self) -> None:
         self.changed.set()
@@ -302,6 +305,9 @@ class RefereeServer:
                 yield match.finished[sent]
                 sent += 1
             if match.done:
+                if not match.forget_scheduled:  # watched to the end: free its records soon after
+                    match.forget_scheduled = True
+                    asyncio.get_running_loop().call_later(FORGET_WATCHED_MATCH_S, self.matches.pop, match_id, None)
                 yield (None, match.error)
                 return
             await changed.wait()
