@@ -23,10 +23,12 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,12 +62,53 @@ def make_config(
     return parse_config(text, path)
 
 
-def run_once(config: TournamentConfig) -> tuple[float, Store]:
+@dataclass
+class Run:
+    seconds: float
+    store: Store
+    referee_cpu_s: float  # this process: the tournament and the in-process referee
+    bots_cpu_s: float  # the bot processes (children)
+    loop_lag_ms: list[float]  # how late a 5 ms sleep on the referee's event loop woke up, sampled
+
+
+async def _run_with_lag(config: TournamentConfig, store: Store, lags: list[float]) -> None:
+    stop = asyncio.Event()
+
+    async def monitor() -> None:
+        while not stop.is_set():
+            t = time.perf_counter()
+            await asyncio.sleep(0.005)
+            lags.append((time.perf_counter() - t - 0.005) * 1000)
+
+    task = asyncio.create_task(monitor())
+    try:
+        await runner.run(config, store)
+    finally:
+        stop.set()
+        await task
+
+
+def run_once(config: TournamentConfig) -> Run:
     store = Store(config.output)
     store.bind(runner.fingerprint(config))
+    me0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    lags: list[float] = []
     t0 = time.perf_counter()
-    asyncio.run(runner.run(config, store))
-    return time.perf_counter() - t0, store
+    asyncio.run(_run_with_lag(config, store, lags))
+    seconds = time.perf_counter() - t0
+    me1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Run(
+        seconds,
+        store,
+        me1.ru_utime - me0.ru_utime + me1.ru_stime - me0.ru_stime,
+        kids1.ru_utime - kids0.ru_utime + kids1.ru_stime - kids0.ru_stime,
+        lags,
+    )
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def decisions_and_timeouts(store: Store) -> tuple[int, int, float]:
@@ -83,21 +126,36 @@ def decisions_and_timeouts(store: Store) -> tuple[int, int, float]:
 
 
 def throughput(deals: int, repeats: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for concurrency in (1, 2, 4):
-        rates = []
-        games = 0
-        for rep in range(repeats):
+    """Concurrency 1, 2, 4 interleaved (1, 2, 4, 1, 2, 4, ...) so that load drift hits each alike."""
+    rates: dict[int, list[float]] = {1: [], 2: [], 4: []}
+    cpu: dict[int, list[float]] = {1: [], 2: [], 4: []}
+    games = 0
+    for rep in range(repeats):
+        for concurrency in (1, 2, 4):
             with tempfile.TemporaryDirectory() as tmp:
                 config = make_config(
                     Path(tmp), bots=3, deals=deals, concurrency=concurrency, decision_ms=2000, seed=rep
                 )
-                seconds, store = run_once(config)
-                games = store.count()
-                store.close()
-            rates.append(games / seconds)
-            print(f"  concurrency {concurrency}: {games} games in {seconds:.2f} s = {games / seconds:.2f} games/s")
-        out[str(concurrency)] = {"games": games, "games_per_s": statistics.median(rates), "runs": rates}
+                run = run_once(config)
+                games = run.store.count()
+                run.store.close()
+            rates[concurrency].append(games / run.seconds)
+            cpu[concurrency].append((run.referee_cpu_s + run.bots_cpu_s) / games)
+            print(
+                f"  concurrency {concurrency}: {games} games in {run.seconds:.2f} s "
+                f"= {games / run.seconds:.2f} games/s; "
+                f"CPU per game: referee {1000 * run.referee_cpu_s / games:.0f} ms, "
+                f"bots {1000 * run.bots_cpu_s / games:.0f} ms; load average {os.getloadavg()[0]:.1f}"
+            )
+    out: dict[str, Any] = {
+        str(c): {
+            "games": games,
+            "games_per_s": statistics.median(rates[c]),
+            "runs": rates[c],
+            "cpu_s_per_game": statistics.median(cpu[c]),
+        }
+        for c in rates
+    }
     out["speedup_4_over_1"] = out["4"]["games_per_s"] / out["1"]["games_per_s"]
     return out
 
@@ -106,20 +164,26 @@ def timeouts(min_decisions: int, deals: int) -> dict[str, Any]:
     total_decisions = total_timeouts = games = 0
     slowest = 0.0
     seconds = 0.0
+    lags: list[float] = []
     rep = 0
     while total_decisions < min_decisions:
         with tempfile.TemporaryDirectory() as tmp:
             config = make_config(Path(tmp), bots=4, deals=deals, concurrency=8, decision_ms=50, seed=100 + rep)
-            took, store = run_once(config)
-            d, t, s = decisions_and_timeouts(store)
-            games += store.count()
-            store.close()
-        seconds += took
+            run = run_once(config)
+            d, t, s = decisions_and_timeouts(run.store)
+            games += run.store.count()
+            run.store.close()
+        seconds += run.seconds
+        lags += run.loop_lag_ms
         total_decisions += d
         total_timeouts += t
         slowest = max(slowest, s)
         rep += 1
-        print(f"  run {rep}: {d} decisions, {t} timeouts, slowest {s:.1f} ms")
+        print(
+            f"  run {rep}: {d} decisions, {t} timeouts, slowest {s:.1f} ms; referee loop lag p99 "
+            f"{_pct(run.loop_lag_ms, 0.99):.1f} ms, max {max(run.loop_lag_ms, default=0):.1f} ms; "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
     return {
         "decision_ms": 50,
         "concurrency": 8,
@@ -129,6 +193,14 @@ def timeouts(min_decisions: int, deals: int) -> dict[str, Any]:
         "per_10000": 10_000 * total_timeouts / total_decisions,
         "slowest_ms": slowest,
         "seconds": seconds,
+        "loop_lag_ms": {
+            "p50": _pct(lags, 0.5),
+            "p99": _pct(lags, 0.99),
+            "p999": _pct(lags, 0.999),
+            "max": max(lags, default=0.0),
+            "over_40": sum(1 for x in lags if x > 40),
+            "samples": len(lags),
+        },
     }
 
 
@@ -138,7 +210,10 @@ def main() -> int:
     parser.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     args = parser.parse_args()
     deals, repeats, min_decisions = (2, 1, 1000) if args.quick else (10, 3, 10_000)
-    print(f"tournament benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    print(
+        f"tournament benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
+        f"load average {os.getloadavg()[0]:.1f} at the start"
+    )
     print("throughput: 3 SDK bots (examples/python/minimal_bot.py), 2 players a table, official rules")
     tp = throughput(deals, repeats)
     for c in ("1", "2", "4"):
@@ -151,6 +226,11 @@ def main() -> int:
     print(
         f"{to['timeouts']} timeouts in {to['decisions']} decisions = {to['per_10000']:.2f} per 10,000 "
         f"(target <= 1: {verdict}); slowest decision {to['slowest_ms']:.1f} ms"
+    )
+    lag = to["loop_lag_ms"]
+    print(
+        f"referee event loop lag: p50 {lag['p50']:.1f} ms, p99 {lag['p99']:.1f} ms, p99.9 {lag['p999']:.1f} ms, "
+        f"max {lag['max']:.1f} ms ({lag['over_40']} of {lag['samples']} samples over 40 ms)"
     )
     if args.json:
         Path(args.json).write_text(json.dumps({"throughput": tp, "timeouts": to}, indent=2) + "\n", encoding="utf-8")
