@@ -22,6 +22,8 @@ class Bot:
 
     #: The name shown in tables and records; defaults to the class name.
     name: str = ""
+    #: Your bot's version, sent in Hello and kept in game records' ``meta.bots``.
+    version: str = ""
 
     def __init__(self) -> None:
         if not self.name:

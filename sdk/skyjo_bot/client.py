@@ -173,7 +173,7 @@ class BotClient:
         self.bot = bot
         self.addr = addr.removeprefix("grpc://")
         self._token = token
-        self.version = version if version is not None else str(getattr(bot, "version", ""))
+        self.version = version if version is not None else str(bot.version)
         self.inline = inline
         self.give_up_after = give_up_after
         self.backoff_base = backoff_base
