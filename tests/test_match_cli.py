@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from skyjo_ref.records import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +82,20 @@ def test_a_python_bot_file_plays_as_an_sdk_subprocess() -> None:
     assert mini["name"] == "minimal_bot" and mini["games"] == 2 and mini["strikes"] == 0 and mini["forfeits"] == 0
 
 
-def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path) -> None:
+def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The real command's entry point in this process (no interpreter start-up): exit code and stderr."""
+    from skyjo_ref.cli.app import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["skyjo-ref", *args])
+        patch.delenv("SKYJO_CONTROL_TOKEN", raising=False)
+        with pytest.raises(SystemExit) as exited:
+            main()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), " ".join(capsys.readouterr().err.split())  # unwrapped
+
+
+def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
     cases = [
@@ -93,12 +107,17 @@ def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path) -> None:
         (["match", "random", "greedy", "--option", "end_score=-5"], "end_score"),
         (["match", str(empty), "greedy", "--games", "1"], "exited before connecting"),
         (["match", "random", "greedy", "--referee", "127.0.0.1:1"], "control token"),
+        (["serve", "--address", "nonsense"], "expected HOST:PORT"),
+        (["serve", "--token", "nameonly"], "expected NAME=TOKEN"),
+        (["serve", "--config", str(tmp_path / "missing.yaml")], "cannot read"),
     ]
     for args, message in cases:
-        out = skyjo(*args)
-        assert out.returncode == 2, (args, out.stderr)
-        assert message in out.stderr, (args, out.stderr)
-        assert "Traceback" not in out.stderr
+        code, err = run_main(args, capsys)
+        assert code == 2, (args, err)
+        assert message in err, (args, err)
+        assert "Traceback" not in err
+    out = skyjo("match", "grumpy", "greedy")  # and once through a real process
+    assert out.returncode == 2 and "unknown bot 'grumpy'" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
@@ -138,8 +157,6 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
         )
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["games"] == 4
-        wrong = skyjo("match", "greedy", "random", "--games", "1", "--referee", address, "--control-token", "bad")
-        assert wrong.returncode == 3 and "control token" in wrong.stderr
     finally:
         server.send_signal(signal.SIGTERM)
         _, rest = server.communicate(timeout=30)
