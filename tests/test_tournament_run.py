@@ -162,6 +162,13 @@ def test_three_bots_two_players(tmp_path: Path) -> None:
     again = cli("ratings", "out", "--json", "-", cwd=folder)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == data
+    anchored = cli(
+        "ratings", "out", "--anchor", "random", "--elo", "1000", "--bootstrap", "0", "--json", "-", cwd=folder
+    )
+    rows = {b["name"]: b for b in json.loads(anchored.stdout)["bots"]}
+    assert rows["random"]["elo"] == 1000 and rows["random"]["elo_low"] is None
+    gaps = {b["name"]: b["elo"] - 1500 for b in data["bots"]}
+    assert abs((rows["greedy"]["elo"] - 1000) - (gaps["greedy"] - gaps["random"])) < 0.05  # same fit, new anchor
 
 
 def test_four_bots_three_players_with_a_command_bot(tmp_path: Path) -> None:

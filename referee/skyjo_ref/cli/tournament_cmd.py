@@ -179,7 +179,9 @@ def ratings(
     ] = None,
     anchor: Annotated[str | None, typer.Option(help="Anchor bot (default: as the tournament's config said).")] = None,
     elo: Annotated[float | None, typer.Option(help="The anchor's Elo, or the pool mean without an anchor.")] = None,
-    pool_mean: Annotated[bool, typer.Option("--pool-mean", help="Anchor the pool mean instead of a bot.")] = False,
+    pool_mean: Annotated[
+        bool, typer.Option("--pool-mean", help="Anchor the pool mean (at 1500 unless --elo) instead of a bot.")
+    ] = False,
     bootstrap: Annotated[
         int | None, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")
     ] = None,
@@ -206,7 +208,7 @@ def ratings(
             games,
             bots=bots,
             anchor=use_anchor,
-            anchor_elo=elo if elo is not None else float(saved.get("elo", 1500.0)),
+            anchor_elo=elo if elo is not None else 1500.0 if pool_mean else float(saved.get("elo", 1500.0)),
             bootstrap=bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
             interval_seed=saved.get("interval_seed", 0),
         )
