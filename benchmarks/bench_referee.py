@@ -89,20 +89,27 @@ class _PingPong:
         self.payload = b"x" * down
         self.count = count
         self.elapsed: list[float] = []
+        self.cpu: list[float] = []
 
     async def play(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> None:
         first = await context.read()  # the client's hello
         assert isinstance(first, bytes)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(self.count):
             await context.write(self.payload)
             reply = await context.read()
             assert isinstance(reply, bytes)
         self.elapsed.append(time.perf_counter() - start)
+        self.cpu.append(time.process_time() - cpu)
 
 
 async def bare_round_trip(down: int, up: int, count: int) -> float:
     """Seconds per round trip of a bare grpc.aio bidi ping-pong, client in a subprocess."""
+    return (await bare_round_trip_cpu(down, up, count))[0]
+
+
+async def bare_round_trip_cpu(down: int, up: int, count: int) -> tuple[float, float]:
+    """(wall, server CPU) seconds per round trip of a bare grpc.aio bidi ping-pong, client in a subprocess."""
     pingpong = _PingPong(down, count)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     handler = grpc.method_handlers_generic_handler(
@@ -124,7 +131,7 @@ async def bare_round_trip(down: int, up: int, count: int) -> float:
         assert code == 0, f"ping-pong client failed with exit code {code}"
     finally:
         await server.stop(None)
-    return pingpong.elapsed[0] / count
+    return pingpong.elapsed[0] / count, pingpong.cpu[0] / count
 
 
 async def _pingpong_client(address: str, up: int) -> None:
@@ -227,9 +234,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     ref_threaded: list[float] = []
     measured: list[float] = []
     cpu: list[float] = []
+    bare_cpu: list[float] = []
     async with RefereeBench(inline=True) as inline, RefereeBench(inline=False) as threaded:
         for i in range(args.repeats):  # alternate, so both see the same machine load
-            bare.append(await bare_round_trip(down, up, args.round_trips))
+            wall_b, cpu_b = await bare_round_trip_cpu(down, up, args.round_trips)
+            bare.append(wall_b)
+            bare_cpu.append(cpu_b)
             per, inside, used, n = await inline.measure(args.games, f"bench-{i}")
             ref.append(per)
             measured.append(inside)
@@ -253,6 +263,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "referee_threaded_best_ms": min(ref_threaded) * 1e3,
         "referee_reply_ms": statistics.median(measured) * 1e3,
         "referee_cpu_ms": statistics.median(cpu) * 1e3,
+        "bare_server_cpu_ms": statistics.median(bare_cpu) * 1e3,
     }
     result["ratio"] = result["referee_ms"] / result["bare_ms"]
     result["ratio_best"] = result["referee_best_ms"] / result["bare_best_ms"]
@@ -263,6 +274,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     print(f"through the referee, SDK default    {_summary(ref_threaded)} a decision (decide in a worker thread)")
     print(f"reply time seen by the referee      {_summary(measured)} (request queued -> reply in)")
     print(f"referee CPU                         {_summary(cpu)} a decision")
+    print(f"bare server CPU                     {_summary(bare_cpu)} a round trip")
     print(
         f"ratio referee / bare: {result['ratio']:.2f}x (medians), {result['ratio_best']:.2f}x (best rounds); "
         f"worker-thread SDK {result['ratio_threaded']:.2f}x (medians)"
