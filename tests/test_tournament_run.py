@@ -321,6 +321,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     kept = stored_count(db)
+    assert f"interrupted: {kept} finished games are kept" in " ".join(err.split())
     assert 2 <= kept < 36
 
 

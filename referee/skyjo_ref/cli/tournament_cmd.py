@@ -120,6 +120,14 @@ def tournament(
         except StoreError as exc:
             observer.stop()
             raise errors.Unfinished(f"{exc}; finished games are kept in {config.output}") from None
+        except KeyboardInterrupt:
+            observer.stop()
+            stderr.print(
+                f"interrupted: {store.count()} finished games are kept in {config.output}; "
+                "run the same command to go on",
+                highlight=False,
+            )
+            raise typer.Exit(errors.EXIT_INTERRUPTED) from None
         finally:
             observer.stop()
         for note in summary.notes:

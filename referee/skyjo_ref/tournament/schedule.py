@@ -11,6 +11,7 @@ so a league that grows keeps every stored game and plays only the new ones.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,11 @@ class GameId:
         return cls(tuple(table.split("+")), int(deal), int(rotation))
 
     def file_name(self) -> str:
-        return f"{'+'.join(self.table)}__d{self.deal}_r{self.rotation}.json"
+        """``alice+bob__d3_r1.json``; a long table (8 long names) is shortened with a digest of its names."""
+        table = "+".join(self.table)
+        if len(table) > 150:
+            table = f"{table[:100]}~{hashlib.sha256(table.encode()).hexdigest()[:16]}"
+        return f"{table}__d{self.deal}_r{self.rotation}.json"
 
 
 def deal_seed(seed: int | str, deal: int) -> str:
