@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 from sdk_harness import MINIMAL_BOT, NODE_DIR, CuttableProxy, autos, play_match, referee, sdk_argv, start_bot
+from skyjo_ref import records
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
 
@@ -77,3 +83,48 @@ def test_node_bot_refused_token_exits_1() -> None:
         assert "error: the referee refused the token: UNAUTHENTICATED" in node.text()
 
     asyncio.run(main())
+
+
+def test_node_bot_in_a_tournament_against_python_bots(tmp_path: Path) -> None:
+    """`skyjo-ref tournament` through the real CLI: the Node bot (a command bot), an SDK bot and greedy."""
+    node, _ = _node_argv()
+    config = tmp_path / "league.yaml"
+    config.write_text(
+        textwrap.dedent(
+            f"""\
+            name: node-league
+            rules: {{preset: official, end_score: 40}}
+            players_per_game: 2
+            deals: 1
+            seed: 5
+            concurrency: 2
+            time_control: {{decision_ms: 10000, bank_ms: 600000, max_strikes: 3, grace_ms: 20000}}
+            rating: {{bootstrap: 0}}
+            output: out
+            bots:
+              - {{name: greedy, builtin: greedy}}
+              - {{name: minimal, python: {json.dumps(str(MINIMAL_BOT))}}}
+              - name: node
+                command: [{json.dumps(node)}, bot.js]
+                cwd: {json.dumps(str(NODE_DIR))}
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "tournament", str(config), "--json", str(tmp_path / "tables.json")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((tmp_path / "tables.json").read_text())
+    assert data["games"] == 6  # 3 tables x 1 deal x 2 seatings
+    assert {b["name"]: b["games"] for b in data["bots"]} == {"greedy": 4, "minimal": 4, "node": 4}
+    files = sorted((tmp_path / "out" / "games").glob("*.json"))
+    assert len(files) == 6
+    for file in files:
+        records.check_file(file)
+        record = records.load(file)
+        autos = [a for rnd in record["rounds"] for a in rnd["actions"] if "auto" in a]
+        assert autos == [], f"{file.name}: the referee played for a bot: {autos[:3]}"
