@@ -66,9 +66,8 @@ function choose(view, legalActions) {
       return find('ACTION_KIND_REVEAL', hidden[0]);
     case 'DECISION_KIND_DRAW_OR_TAKE': {
       const top = view.discard_pile[view.discard_pile.length - 1];
-      const worst = revealed.reduce((m, p) => Math.max(m, slotValue(grid[p])), -Infinity);
-      // take a low discard, or one that beats our worst revealed card clearly
-      if (top !== undefined && (top <= 2 || top <= worst - 4)) return find('ACTION_KIND_TAKE');
+      // take the discard when it is low, otherwise draw
+      if (top !== undefined && top <= 3) return find('ACTION_KIND_TAKE');
       return find('ACTION_KIND_DRAW');
     }
     default: {
