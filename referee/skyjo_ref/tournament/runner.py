@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from skyjo_ref.tournament.config import BotEntry, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_seed, schedule
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
+
+#: How far down the schedule a free slot looks for a game whose bots have an idle process.
+PICK_WINDOW: Final = 256
 
 
 class TournamentUnfinished(RuntimeError):
@@ -146,8 +150,10 @@ async def run(
         async def worker() -> None:
             nonlocal finished
             while pending:
-                # the first game in schedule order whose bots have an idle process, else the first game
-                index = next((i for i, g in enumerate(pending) if referee.ready(g)), 0)
+                # the first game in schedule order (within a window) whose bots have an idle process,
+                # else the first game
+                window = itertools.islice(enumerate(pending), PICK_WINDOW)
+                index = next((i for i, g in window if referee.ready(g)), 0)
                 game = pending.pop(index)
                 seed = deal_seed(config.seed, game.deal)
                 seats = [(name, config.bot(name)) for name in game.seats]
