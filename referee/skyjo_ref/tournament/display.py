@@ -148,10 +148,12 @@ class RichObserver:
             if self._stopping.is_set():
                 return
             self._dirty.clear()
+            t0 = time.monotonic()
             self._table = elo_table(self.standings(), live=True)
             if self.live is not None:
                 self.live.update(self._group())
-            self._stopping.wait(self.refresh_s)
+            # a big store takes a while to rate: never spend more than a tenth of the time on it
+            self._stopping.wait(max(self.refresh_s, 10 * (time.monotonic() - t0)))
 
     def game_finished(self, game: StoredGame, done: int, total: int) -> None:
         self._played += 1
