@@ -26,10 +26,13 @@ Ideas (docs/strong-bot.md has the measurements):
 * **Last turn** (someone else finished): only the final score counts.
 * **Opponents**: a card I would discard is charged with what it is worth to
   the next player (a card that completes their column is expensive).
-* **End of game**: when the game may end this round the bot pushes (leader)
-  or plays for the swing (trailer).
+* **End of game**: in a round after which the game may end, the lead that
+  sets the tempo is the lead in game totals, not in this round.
+* **Patience**: at a table of careful players everybody may wait for a safe
+  finish that never comes; after 25 turns in one round the fear of the
+  penalty fades, so every round ends.
 
-Deterministic: the same view always gives the same action.
+Deterministic: the same game so far always gives the same action.
 """
 
 from __future__ import annotations
