@@ -21,6 +21,7 @@ import pytest
 from rich.console import Console
 from skyjo_bot import Action, DecisionKind, Rules
 from skyjo_ref.bots import make_builtin
+from skyjo_ref.cli import app
 from skyjo_ref.cli.play_view import HumanBot, QuitGame, parse_input
 from skyjo_ref.rules.engine import Game
 
@@ -147,6 +148,19 @@ def test_play_a_whole_game_through_the_prompt() -> None:
     assert re.search(r"You win!|You share the win!|You finished rank 2 of 2", out)
 
 
+def test_two_games_at_three_players_with_a_bot_process() -> None:
+    """The person in the last seat, a built-in bot and an SDK bot file run as its own process."""
+    strong = os.path.join(os.path.dirname(__file__), "..", "examples", "python", "strong_bot.py")
+    driver = Driver("greedy", strong, "--seat", "2", "--games", "2", "--seed", "9", "-o", "end_score=1")
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    assert out.count("Game over") == 2
+    assert "You are seat 2" in out and "strong_bot (seat 1)" in out
+    assert "2 games played; you won" in out
+
+
 def test_end_of_input_leaves_cleanly() -> None:
     driver = Driver("random", "greedy", "--seat", "1", "--seed", "3")
     prompt = driver.next_prompt()
@@ -178,17 +192,16 @@ def test_quit_leaves_cleanly() -> None:
         (["greedy", "--seat", "5"], "--seat 5 is not a seat of this table: expected 0 to 1"),
     ],
 )
-def test_bad_arguments_are_one_line_errors(args: list[str], message: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "skyjo_ref", "play", *args],
-        input=b"",
-        capture_output=True,
-        timeout=TIMEOUT_S,
-        env=dict(os.environ, COLUMNS="200"),
-    )
-    err = done.stderr.decode()
-    assert done.returncode == 2, err
-    assert message in err
+def test_bad_arguments_are_one_line_errors(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before anything starts: the CLI's entry point in-process (no referee is started)."""
+    monkeypatch.setattr(sys, "argv", ["skyjo-ref", "play", *args])
+    with pytest.raises(SystemExit) as exited:
+        app.main()
+    err = capsys.readouterr().err
+    assert exited.value.code == 2, err
+    assert message in " ".join(err.split())
     assert "Traceback" not in err
 
 

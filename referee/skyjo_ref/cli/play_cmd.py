@@ -63,7 +63,7 @@ def play_command(
     except (BotSpecError, RulesError) as exc:
         raise errors.UserError(str(exc)) from None
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
-    console = Console()
+    console = Console(highlight=False)
     human = HumanBot(console, name=name)
     try:
         outcome = asyncio.run(

@@ -164,7 +164,8 @@ def grid_panel(grid: Grid, title: str, highlight: bool = False) -> Table:
         cells = []
         for column in range(COLUMNS):
             pos = 4 * row + column
-            cell = Text(f"{pos}:", style="dim")
+            cell = Text()
+            cell.append(f"{pos}:", style="dim")
             cell.append_text(card_text(grid.states[pos], grid.values[pos]))
             cells.append(cell)
         table.add_row(*cells)
