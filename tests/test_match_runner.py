@@ -125,6 +125,7 @@ def test_a_raising_bot_gets_strikes_with_the_decision_and_exception_then_forfeit
     first = strikes[0]
     assert first["seat"] == 0 and first["round"] == 0 and first["answered"] == "raised KeyError: 'no such column'"
     assert "decide() raised KeyError" in first["detail"] and first["played"] is not None
+    assert first["decision"] in ("draw_or_take", "swap_or_reveal", "swap_after_take")
     assert record["result"]["forfeits"] == [0] and record["result"]["ranks"][0] == 2
     tags = [a.get("auto") for r in record["rounds"] for a in r["actions"] if a["seat"] == 0]
     assert tags.count("illegal") == 3 and "forfeit" in tags

@@ -171,7 +171,9 @@ class GameRunner:
         if fault == DISCONNECTED:
             self._forfeit(seat, detail or "disconnected longer than the grace period", request_id)
         else:
-            self._strike(seat, fault, detail, answer.answered, request_id, played, answer.elapsed_ms, limit)
+            self._strike(
+                seat, fault, detail, answer.answered, request_id, played, answer.elapsed_ms, limit, view.decision.value
+            )
         return played, _AUTO_TAG[fault]
 
     def _substitute(self, st: _SeatState) -> Bot:
@@ -207,6 +209,7 @@ class GameRunner:
         played: Action | None,
         elapsed_ms: float | None,
         limit_ms: int | None,
+        decision: str | None = None,
     ) -> None:
         st = self.states[seat]
         if st.forfeited:
@@ -222,6 +225,8 @@ class GameRunner:
             "played": str(played) if played is not None else None,
             "strikes": st.strikes,
         }
+        if decision is not None:
+            entry["decision"] = decision  # which decision was due (opening_reveal, draw_or_take, ...)
         if elapsed_ms is not None:
             entry["elapsed_ms"] = round(elapsed_ms, 1)
             entry["limit_ms"] = limit_ms
