@@ -368,3 +368,38 @@ def test_events_inside_a_decision_request_reach_the_bot_before_decide(inline: bo
     bot = asyncio.run(main())
     assert bot.log == [f"event {e.kind.value}" for e in events] + ["decide"]
     assert replies[0].reply.request_id == 7 and replies[0].reply.WhichOneof("choice") == "index"
+
+
+def test_a_restarted_referee_at_the_same_address_is_served() -> None:
+    """After a reconnect to a new referee (request ids start again at 1), replies still go out."""
+    from skyjo_bot.types import TimeControl
+    from skyjo_ref.server.server import RefereeServer, ServerConfig
+
+    tc = TimeControl(decision_ms=3000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
+
+    async def main() -> None:
+        token = "same-token-for-both-referees"
+        first = RefereeServer(ServerConfig(address="127.0.0.1:0", tokens={"bot": token}, time_control=tc))
+        second = RefereeServer(ServerConfig(address="127.0.0.1:0", tokens={"bot": token}, time_control=tc))
+        await first.start()
+        await second.start()
+        proxy = CuttableProxy(first.address)
+        await proxy.start()
+        bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "bot", token, proxy.address)
+        try:
+            seats = [SeatSpec.of_token(token, "bot"), SeatSpec.of_builtin("random")]
+            before = await play_match(first, seats, 1, time_control=tc)
+            host, port = second.address.rsplit(":", 1)
+            proxy.target = (host, int(port))
+            proxy.cut()  # the first referee "crashed"; the same address now reaches the second one
+            after = await play_match(second, seats, 1, time_control=tc, seed="again")
+        finally:
+            await bot.stop()
+            await proxy.stop()
+            await first.stop(0.5)
+            await second.stop(0.5)
+        for record in before + after:
+            replay(record)
+            assert autos(record) == [], f"replies were lost after the restart: {autos(record)[:3]}"
+
+    asyncio.run(main())

@@ -181,8 +181,8 @@ class BotClient:
         self.stats = Stats()
         self.seat_name = ""
         self._games: dict[str, GameStart] = {}
-        # request id -> the reply being computed or computed (kept for re-sent requests)
-        self._answers: OrderedDict[int, asyncio.Future[pb.DecisionReply]] = OrderedDict()
+        # decision -> the reply being computed or computed (kept for re-sent requests)
+        self._answers: OrderedDict[bytes, asyncio.Future[pb.DecisionReply]] = OrderedDict()
         self._latest_request = 0
         self._struck: set[int] = set()
         self._worker: _Worker | None = None
@@ -243,6 +243,9 @@ class BotClient:
             None, metadata=(("authorization", f"Bearer {self._token}"),)
         )
         self._call = call
+        # request ids grow within one referee's life; a restarted referee starts again
+        self._latest_request = 0
+        self._struck = set()
         write_lock = asyncio.Lock()
         tasks: set[asyncio.Task[None]] = set()
         try:
@@ -291,7 +294,7 @@ class BotClient:
             if self._wants_events and len(request.events):  # events that came with the request go first
                 for event in convert.events_from_proto(request):
                     self._hook(self.bot.on_event, event)
-            if self._worker is None and request.request_id not in self._answers:
+            if self._worker is None and _decision_key(request) not in self._answers:
                 await self._answer(request, call, write_lock)  # inline: no task, no extra loop turn
                 return None
             return asyncio.create_task(self._answer(request, call, write_lock))
@@ -361,22 +364,23 @@ class BotClient:
         write_lock: asyncio.Lock,
     ) -> None:
         rid = request.request_id
-        future = self._answers.get(rid)
+        key = _decision_key(request)
+        future = self._answers.get(key)
         if future is not None:  # a re-sent request reuses the answer being (or already) computed
             reply = await asyncio.shield(future)
         elif self._worker is None:
             future = asyncio.get_running_loop().create_future()
-            self._remember(rid, future)
+            self._remember(key, future)
             try:
                 reply = await self._decide(request)
             except BaseException:  # cancelled: a re-sent request must compute it again
-                self._answers.pop(rid, None)
+                self._answers.pop(key, None)
                 future.cancel()
                 raise
             future.set_result(reply)
         else:
             future = asyncio.ensure_future(self._decide(request))
-            self._remember(rid, future)
+            self._remember(key, future)
             reply = await asyncio.shield(future)
         if rid in self._struck or rid < self._latest_request:
             log.warning("decision %d came too late (the referee moved on); not sent", rid)
@@ -389,8 +393,8 @@ class BotClient:
                 return
         log.debug("-> reply %d %s", rid, str(reply).replace("\n", " "))
 
-    def _remember(self, rid: int, future: asyncio.Future[pb.DecisionReply]) -> None:
-        self._answers[rid] = future
+    def _remember(self, key: bytes, future: asyncio.Future[pb.DecisionReply]) -> None:
+        self._answers[key] = future
         while len(self._answers) > 8:
             self._answers.popitem(last=False)
 
@@ -425,6 +429,20 @@ class BotClient:
         if action not in view.legal_actions:
             log.warning("decide chose %s, which is not legal in decision %d (%s)", action, rid, _describe(view))
         return convert.reply_to_proto(rid, action, view.legal_actions)
+
+
+def _decision_key(request: pb.DecisionRequest) -> bytes:
+    """What identifies a decision across a re-send: its id, game, view and legal actions.
+
+    Not the time left or the events that came with it (they differ when it is
+    sent again), and not the id alone: a restarted referee counts ids from 1 again.
+    """
+    return b"%d|%s|%s|%s" % (
+        request.request_id,
+        request.game_id.encode(),
+        request.view.SerializeToString(deterministic=True),
+        b"".join(a.SerializeToString(deterministic=True) for a in request.legal_actions),
+    )
 
 
 def _describe(view: View) -> str:
