@@ -403,3 +403,23 @@ def test_a_restarted_referee_at_the_same_address_is_served() -> None:
             assert autos(record) == [], f"replies were lost after the restart: {autos(record)[:3]}"
 
     asyncio.run(main())
+
+
+def test_a_second_connection_with_the_same_token_replaces_the_first() -> None:
+    async def main() -> None:
+        async with referee() as server:
+            token = server.issue_token("twice")
+            first = BotClient(Bot(), server.address, token)
+            first_run = asyncio.create_task(first.run())
+            assert await server.wait_connected(token, 30)
+            while first.stats.sessions == 0:
+                await asyncio.sleep(0.05)
+            second = BotClient(Bot(), server.address, token)
+            second_run = asyncio.create_task(second.run())
+            with pytest.raises(SessionRefused, match="another connection with the same token replaced this one"):
+                await asyncio.wait_for(first_run, 30)
+            assert not second_run.done()
+            second.stop()
+            await asyncio.wait_for(second_run, 30)
+
+    asyncio.run(main())
