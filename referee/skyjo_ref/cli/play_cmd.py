@@ -91,4 +91,9 @@ def play_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("play", no_args_is_help=True)(play_command)
+    app.command(
+        "play",
+        no_args_is_help=True,
+        epilog="Examples: skyjo-ref play greedy  ·  skyjo-ref play greedy random --seat 2  ·  "
+        "skyjo-ref play examples/python/strong_bot.py -o end_score=50. At the prompt: d, t, s5, r3, help, quit.",
+    )(play_command)
