@@ -60,6 +60,10 @@ PATIENCE_FADE = 15  # turns over which the fear of the finisher penalty fades to
 GAME_END_AWARE = True  # in a round that may end the game, tempo follows the lead in totals
 
 
+_SWAPS = tuple(Action.swap(pos) for pos in range(12))
+_REVEALS = tuple(Action.reveal(pos) for pos in range(12))
+
+
 def _normal_cdf(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
@@ -172,6 +176,7 @@ class _Planner:
         self._col_cache: dict[tuple[Cell, Cell, Cell], float] = {}
         self._feed_cache: dict[int, float] = {}
         self._reveal_cache: dict[int, tuple[float, float]] = {}
+        self._hidden_feed_cost: float | None = None
         self.current = sum(self._column(c, self.cells) for c in range(4) if not self.removed[c])
         self.next_seat = (view.seat + 1) % view.num_players
         # my discard reaches the next player only if they still have a turn
@@ -314,16 +319,22 @@ class _Planner:
             if cleared:
                 discard = self._feed(card)
             elif old is None:
-                discard = sum(p * self._feed(v) for v, p in self.ctx.probs.items())
+                discard = self._hidden_feed()
             else:
                 discard = self._feed(old)
-            out.append((self._score(cells, column, 1 if old is None else 0, discard), Action.swap(pos)))
+            out.append((self._score(cells, column, 1 if old is None else 0, discard), _SWAPS[pos]))
         if allow_reveal:
             for pos in range(12):
                 if self.removed[pos] or self.cells[pos] is not None:
                     continue
-                out.append((self._reveal_gain(pos, card), Action.reveal(pos)))
+                out.append((self._reveal_gain(pos, card), _REVEALS[pos]))
         return out
+
+    def _hidden_feed(self) -> float:
+        """Expected cost of discarding one of my hidden cards (its value is unknown until then)."""
+        if self._hidden_feed_cost is None:
+            self._hidden_feed_cost = sum(p * self._feed(v) for v, p in self.ctx.probs.items())
+        return self._hidden_feed_cost
 
     def _reveal_gain(self, pos: int, card: int) -> float:
         """Expected gain of discarding ``card`` and revealing ``pos`` (averaged over the hidden value)."""
