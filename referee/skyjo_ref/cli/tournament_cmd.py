@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import time
 from pathlib import Path
@@ -100,6 +101,7 @@ def tournament(
     except ConfigError as exc:
         raise errors.UserError(str(exc)) from None
     store = _open_store(config, new, stderr)
+    _warn_tight_clock(config, concurrency, stderr)
     try:
 
         def standings() -> Tables:
@@ -149,6 +151,19 @@ def tournament(
             _write_json(json_file, data)
     finally:
         store.close()
+
+
+def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:
+    """More games at once than cores under a tight clock: bots wait for the CPU and time out."""
+    cores = os.cpu_count() or 1
+    slots = concurrency or config.concurrency
+    limit = config.time_control.decision_ms
+    if 0 < limit < 250 and slots > cores:
+        stderr.print(
+            f"note: {slots} games at once on {cores} cores with decision_ms {limit}: bots will wait for the CPU "
+            f"and some will time out (see docs/performance.md); --concurrency {cores} avoids it",
+            highlight=False,
+        )
 
 
 def _fault_counts(store: Store) -> dict[str, dict[str, int]]:
