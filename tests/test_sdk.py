@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -136,6 +137,8 @@ class _Faulty(Bot):
 
 @pytest.mark.parametrize("inline", [False, True], ids=["worker", "inline"])
 def test_a_bot_exception_is_a_strike_not_a_crash(caplog: pytest.LogCaptureFixture, inline: bool) -> None:
+    caplog.set_level(logging.ERROR, logger="skyjo_bot")  # other tests may have quietened it
+
     async def main() -> tuple[BotClient, list[dict[str, Any]]]:
         async with referee() as server:
             token = server.issue_token("faulty")
