@@ -16,14 +16,16 @@ import logging
 import sys
 
 from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused, run
-from skyjo_bot.loader import SPEC_HELP, BotSpecError, load_bot
+from skyjo_bot.loader import BotSpecError, load_bot
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m skyjo_bot", description="Run a Skyjo bot on a skyjo-ref referee.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run_cmd = commands.add_parser("run", help="connect a bot to a referee and play until the session ends")
-    run_cmd.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
+    run_cmd.add_argument(
+        "spec", metavar="SPEC", help="the bot: path/to/bot.py, path/to/bot.py:ClassName or package.module:ClassName"
+    )
     run_cmd.add_argument("--addr", help="referee address HOST:PORT (default: $SKYJO_ADDR)")
     run_cmd.add_argument("--token", help="the bot's token (default: $SKYJO_TOKEN)")
     run_cmd.add_argument("--name", help="the name sent in Hello (default: the bot's name)")
