@@ -147,7 +147,14 @@ def tournament(
         render_tables(stdout, tables, title=f"{config.name}: Elo")
         if json_file is not None:
             data = tables.to_json()
-            data["tournament"] = {"name": config.name, "output": str(config.output), "scheduled": summary.total}
+            data["tournament"] = {
+                "name": config.name,
+                "output": str(config.output),
+                "scheduled": summary.total,
+                "played_now": summary.played,
+                "already_stored": summary.already,
+                "seconds": round(summary.seconds, 3),
+            }
             _write_json(json_file, data)
     finally:
         store.close()
