@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
 import signal
 import socket
 import sqlite3
@@ -367,3 +368,37 @@ def test_a_remote_bot_plays_with_its_own_token(tmp_path: Path) -> None:
     data = tables_json(folder / "tables.json")
     assert {b["name"]: b["games"] for b in data["bots"]} == {"greedy": 2, "far": 2}
     assert all(b["forfeits"] == 0 for b in data["bots"])
+
+
+def test_live_display_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal (a pseudo-terminal here), progress bar and live standings; the tables at the end."""
+    bots = (
+        "  - {name: greedy, builtin: greedy}\n  - {name: random, builtin: random}\n  - {name: rnd2, builtin: random}\n"
+    )
+    write_config(tmp_path, bots, deals=3)
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=secondary,
+        stderr=secondary,
+    )
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # the other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    assert proc.wait(timeout=60) == 0
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert "games" in screen and "18/18" in screen  # the progress bar reached the end
+    assert "Bradley-Terry Elo" in screen and "head to head" in screen
+    assert "Traceback" not in screen
