@@ -8,8 +8,9 @@ reaches 100, official rules) and picks with a seeded ``random.Random`` over
 ``Game.legal_actions()``; rlskyjo plays one round per game, driven exactly as
 its own ``rlskyjo/game/sample_game.py`` does (``collect_observation``, then
 ``policy_ra`` over the action mask, then ``act``), after a warm-up that
-compiles its numba functions. Each figure is the best of ``--repeat`` runs,
-the engines taking turns so that they meet the same load on a shared machine.
+compiles its numba functions. Times are the process's CPU time (one thread),
+so other processes on a shared machine do not count; each figure is the best
+of ``--repeat`` runs, the engines taking turns.
 
 Actions are not the same unit in both engines: ours counts the opening
 reveals (2 per player per round) as actions, rlskyjo reveals them inside
@@ -40,6 +41,11 @@ from typing import Any
 from skyjo_ref.rules.engine import Game
 
 
+def clock() -> float:
+    """CPU time of this process: on a shared machine, other processes' load does not count against either engine."""
+    return time.process_time()
+
+
 @dataclass
 class Result:
     players: int
@@ -66,7 +72,7 @@ def ours(players: int, rounds: int, seed: int, with_view: bool = False) -> Resul
     """Whole games of uniform random legal play until ``rounds`` rounds are played."""
     rng = random.Random(seed)
     games = played_rounds = actions = 0
-    start = time.perf_counter()
+    start = clock()
     while played_rounds < rounds:
         game = Game(players, seed=f"bench/{seed}/{games}")
         apply, legal_actions = game.apply, game.legal_actions
@@ -81,7 +87,7 @@ def ours(players: int, rounds: int, seed: int, with_view: bool = False) -> Resul
                 actions += 1
         games += 1
         played_rounds += len(game.rounds)
-    seconds = time.perf_counter() - start
+    seconds = clock() - start
     return Result(players, "skyjo-ref + view" if with_view else "skyjo-ref", games, played_rounds, actions, seconds)
 
 
@@ -106,7 +112,7 @@ def peer(players: int, rounds: int, seed: int, rl: tuple[Any, Any, Any]) -> Resu
     game.set_seed(seed)
     rng = np.random.default_rng(seed)
     actions = 0
-    start = time.perf_counter()
+    start = clock()
     for _ in range(rounds):
         game.reset()
         while not game.is_terminated:
@@ -114,7 +120,7 @@ def peer(players: int, rounds: int, seed: int, rl: tuple[Any, Any, Any]) -> Resu
             obs, action_mask = game.collect_observation(player_id)
             game.act(player_id, policy_ra(obs, action_mask, rng))
             actions += 1
-    seconds = time.perf_counter() - start
+    seconds = clock() - start
     return Result(players, "rlskyjo 1.0.0", rounds, rounds, actions, seconds)
 
 
