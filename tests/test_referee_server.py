@@ -7,6 +7,7 @@ clients; time limits are short but the assertions do not depend on timing.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -18,7 +19,7 @@ from skyjo_bot import convert
 from skyjo_bot.types import Action, TimeControl
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_ref.records import replay
-from skyjo_ref.server import MatchClient, MatchSpec, RefereeError, SeatSpec
+from skyjo_ref.server import ConfigError, MatchClient, MatchSpec, RefereeError, SeatSpec, ServerConfig
 
 
 def run(coro: Any) -> Any:
@@ -506,3 +507,27 @@ def test_a_match_watched_to_its_end_is_forgotten(monkeypatch: pytest.MonkeyPatch
             await server.stop()
 
     run(scenario())
+
+
+def test_server_config_files_are_checked(tmp_path: Path) -> None:
+    good = tmp_path / "referee.yaml"
+    good.write_text(
+        "address: 127.0.0.1:0\ncontrol_token: c\ntokens: {tomas: t1}\n"
+        "time_control: {decision_ms: 500, grace_ms: 0}\nmax_message_bytes: 4096\n"
+    )
+    config = ServerConfig.from_file(good)
+    assert config.tokens == {"tomas": "t1"} and config.control_token == "c"
+    assert config.time_control.decision_ms == 500 and config.time_control.grace_ms == 0
+    assert config.time_control.max_strikes == TimeControl().max_strikes
+    for text, message in (
+        ("adress: x\n", "unknown key 'adress'"),
+        ("tokens: [a, b]\n", "tokens: expected a mapping"),
+        ("time_control: {decision: 5}\n", "unknown key 'decision'"),
+        ("time_control: {decision_ms: -5}\n", "decision_ms must be an integer >= 0"),
+        ("max_message_bytes: big\n", "expected an integer"),
+        ("[unclosed\n", "not valid YAML"),
+    ):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=message):
+            ServerConfig.from_file(bad)
