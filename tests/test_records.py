@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from deals import G_HIGH, G_LOW, act, make_deck, make_game, open_all, play_round
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from skyjo_bot.types import Action, DecisionKind, Rules
 from skyjo_ref import records
 from skyjo_ref.bots import make_builtin
@@ -349,6 +351,12 @@ def test_malformed_json(text: str, message: str, tmp_path: Path) -> None:
     assert str(info.value) == f"{path}: {message}" or str(info.value).startswith(f"{path}: {message}")
 
 
+@pytest.mark.parametrize(("text", "message"), [("[" * 100_000, "maximum recursion depth"), ("1" * 5000, "4300")])
+def test_pathological_json_is_a_record_error(text: str, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        records.loads(text)
+
+
 def test_unreadable_files(tmp_path: Path) -> None:
     with pytest.raises(RecordError, match=r"missing\.json: cannot read: No such file or directory"):
         records.load(tmp_path / "missing.json")
@@ -361,3 +369,49 @@ def test_record_of_every_round_matches_json_types() -> None:
     """Records are plain JSON: a record survives json.dumps/loads unchanged."""
     record = records.game_to_record(played("json", 4))
     assert json.loads(json.dumps(record)) == record
+
+
+# ----------------------------------------------------------------- fuzzing
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 200) | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=5,
+)
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj[:6]):
+            found += _paths(value, (*prefix, i))
+    return found
+
+
+_BASE = records.load(DATA / "greedy_random.json")
+_BASE_PATHS = _paths(_BASE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_BASE_PATHS), _JSON_VALUES, st.booleans()), min_size=1, max_size=3))
+def test_any_damaged_record_is_refused_with_a_record_error(changes: list[tuple[tuple[Any, ...], Any, bool]]) -> None:
+    """Whatever is changed, replay either accepts the record or raises RecordError: never another exception."""
+    record = copy.deepcopy(_BASE)
+    for path, value, delete in changes:
+        parent: Any = record
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            if delete and isinstance(parent, dict):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    try:
+        records.replay(record)
+    except RecordError as exc:
+        assert str(exc)

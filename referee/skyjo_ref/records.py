@@ -129,6 +129,8 @@ def loads(text: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # an integer of 4300+ digits, arrays nested thousands deep
+        raise RecordError(f"not a JSON record this reader accepts: {exc}") from None
     if not isinstance(data, dict):
         raise RecordError(f"expected a JSON object with format {FORMAT!r}, got {type(data).__name__}")
     return data
