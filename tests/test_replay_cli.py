@@ -6,6 +6,7 @@ import copy
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,35 @@ def test_cursor_positions_follow_the_record() -> None:
     assert len(end.log) == cursor.actions_in(1)
     with pytest.raises(IndexError):
         cursor.position(2, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_terminal_gets_the_interactive_mode() -> None:
+    """No flag: stdin and stdout are a (pseudo-)terminal, so the replay steps with keys."""
+    import select
+
+    master, slave = os.openpty()
+    env = {**os.environ, "COLUMNS": "160", "LINES": "60", "TERM": "xterm"}
+    proc = subprocess.Popen([*cli(), "replay", str(VALID)], stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    os.write(master, b"\nq\n")
+    out = b""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    text = out.decode("utf-8", "replace")
+    assert "Enter next action" in text
+    assert "after action 0 (1 of 54 played)" in text
+    assert "Traceback" not in text

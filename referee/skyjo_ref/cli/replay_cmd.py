@@ -27,7 +27,10 @@ def register(app: typer.Typer) -> None:
 
 
 def replay(
-    files: Annotated[list[Path], typer.Argument(help="Record file(s); several only with --check.", show_default=False)],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Record file(s); several only with --check.", show_default=False, metavar="FILE"),
+    ],
     check: Annotated[
         bool,
         typer.Option(
@@ -35,10 +38,14 @@ def replay(
         ),
     ] = False,
     round_: Annotated[
-        int | None, typer.Option("--round", help="Show round K (0-based): its final position and every action.")
+        int | None,
+        typer.Option("--round", metavar="K", help="Show round K (0-based): its final position and every action."),
     ] = None,
     action: Annotated[
-        int | None, typer.Option("--action", help="With --round: the position after action I (0-based) of that round.")
+        int | None,
+        typer.Option(
+            "--action", metavar="I", help="With --round: the position after action I (0-based) of that round."
+        ),
     ] = None,
     interactive: Annotated[
         bool | None,
