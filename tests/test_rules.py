@@ -6,6 +6,7 @@ expected card, score and seat is worked out by hand, not by the engine.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from skyjo_bot.types import (
     SlotState,
     full_deck,
 )
-from skyjo_ref.rules.engine import DealError, FixedDealer, Game, SeededDealer, competition_ranks
+from skyjo_ref.rules.engine import DealError, FixedDealer, Game, SeededDealer, competition_ranks, shuffle
 
 # ------------------------------------------------------------------ dealing
 
@@ -58,6 +59,27 @@ def test_deck_must_be_the_150_card_multiset() -> None:
     wrong[0] = 13
     with pytest.raises(DealError, match="value -2"):
         Game(2, dealer=FixedDealer([wrong]))
+
+
+def test_fast_shuffle_is_random_shuffle() -> None:
+    """The engine's deal shuffle gives the permutation random.Random.shuffle gives, and leaves the same state."""
+    for seed in [*range(300), "skyjo/7/round/2", 2**64 + 3]:
+        ours, theirs = full_deck(), full_deck()
+        a, b = random.Random(seed), random.Random(seed)
+        shuffle(ours, a)
+        b.shuffle(theirs)
+        assert ours == theirs and a.random() == b.random(), seed
+    short = [1, 2, 3, 4, 5]
+    shuffle(short, random.Random(1))  # other sizes fall back to Random.shuffle
+    assert sorted(short) == [1, 2, 3, 4, 5]
+
+
+def test_seeded_deal_is_the_documented_shuffle() -> None:
+    """A seed's deal: the sorted deck shuffled by random.Random("skyjo/{seed}/round/{k}") (pinned across versions)."""
+    for seed, k in ((1, 0), ("tournament-3", 5)):
+        expected = full_deck()
+        random.Random(f"skyjo/{seed}/round/{k}").shuffle(expected)
+        assert SeededDealer(seed).deck(k) == expected
 
 
 def test_seeded_dealer_is_deterministic_and_round_decks_independent() -> None:

@@ -106,8 +106,34 @@ def check_deck(deck: Sequence[int]) -> None:
                 )
 
 
+#: (i, bits of i + 1) for the Fisher-Yates steps over a 150-card deck, last position first
+_SHUFFLE_STEPS: Final = tuple((i, (i + 1).bit_length()) for i in range(DECK_SIZE - 1, 0, -1))
+
+
+def shuffle(deck: list[int], rng: random.Random) -> None:
+    """``rng.shuffle(deck)`` for a 150-card deck: the same permutation from the same generator state.
+
+    CPython's ``Random.shuffle`` draws ``getrandbits(k)`` until the value is
+    below ``i + 1``, for ``i`` from the last position down; this is that loop
+    without two Python calls per card (40 -> 20 microseconds a deal). A test
+    compares it with ``Random.shuffle`` over many seeds.
+    """
+    if len(deck) != DECK_SIZE:
+        rng.shuffle(deck)
+        return
+    getrandbits = rng.getrandbits
+    for i, bits in _SHUFFLE_STEPS:
+        j = getrandbits(bits)
+        while j > i:
+            j = getrandbits(bits)
+        deck[i], deck[j] = deck[j], deck[i]
+
+
 class Dealer:
     """Supplies the shuffles of a game: one deck per round and every reshuffle."""
+
+    #: True when every deck it deals is the 150-card multiset by construction (the game then skips its check)
+    deals_full_decks: bool = False
 
     def deck(self, round_index: int) -> list[int]:
         raise NotImplementedError
@@ -118,19 +144,21 @@ class Dealer:
 
 
 class SeededDealer(Dealer):
-    """Deterministic shuffles from a seed.
+    """Deterministic shuffles from a seed (of the full deck: nothing to check).
 
     Round ``k``'s deck and its ``j``-th reshuffle each come from their own
     stream, so a deal is the same whatever the players did in earlier rounds:
     duplicate games (same seed, rotated seats) see the same cards.
     """
 
+    deals_full_decks = True
+
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
 
     def deck(self, round_index: int) -> list[int]:
-        deck = full_deck()
-        random.Random(f"skyjo/{self.seed}/round/{round_index}").shuffle(deck)
+        deck = list(_SORTED_DECK)
+        shuffle(deck, random.Random(f"skyjo/{self.seed}/round/{round_index}"))
         return deck
 
     def reshuffle(self, round_index: int, count: int, discards: list[int]) -> list[int]:
@@ -480,7 +508,8 @@ class Game:
         index = len(self.rounds)
         n = self.num_players
         deck = self.dealer.deck(index)
-        check_deck(deck)
+        if not self.dealer.deals_full_decks:
+            check_deck(deck)
         log = RoundLog(deck=list(deck))
         self.rounds.append(log)
         self._actions = log.actions
