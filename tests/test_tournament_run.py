@@ -24,7 +24,7 @@ from skyjo_ref import records
 
 BOT_SOURCE = textwrap.dedent(
     '''\
-    """A deterministic SDK bot for the tournament tests (crashes once if CRASH_ONCE names a file)."""
+    """A deterministic SDK bot for the tournament tests (CRASH_ONCE=file: crash once; CRASH_EVERY=n: always)."""
     import os
     from pathlib import Path
 
@@ -42,6 +42,8 @@ BOT_SOURCE = textwrap.dedent(
             if marker and self.decisions == 15 and not Path(marker).exists():
                 Path(marker).write_text("crashed")
                 os._exit(3)
+            if self.decisions == int(os.environ.get("CRASH_EVERY", "0")):
+                os._exit(5)  # every process dies at its n-th decision
             grid = view.my_grid
             hidden = grid.hidden_positions()
             if view.decision is DecisionKind.OPENING_REVEAL:
@@ -283,6 +285,20 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
     assert [(bot, kind) for bot, kind, _ in faults] == [("low", "crash")]
     assert "exited with code 3" in faults[0][2]
     assert tables_json(folder / "tables.json")["games"] == 4
+
+
+def test_a_bot_that_keeps_crashing_after_it_played_does_not_stop_the_tournament(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    bots = "  - {name: greedy, builtin: greedy}\n  - {name: crashy, python: bots/low.py, env: {CRASH_EVERY: 3}}\n"
+    config = write_config(folder, bots, deals=1)
+    config.write_text(config.read_text().replace("grace_ms: 5000", "grace_ms: 1000"))
+    result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    rows = {b["name"]: b for b in tables_json(folder / "tables.json")["bots"]}
+    assert rows["crashy"]["games"] == 2 and rows["crashy"]["forfeits"] == 2
+    with sqlite3.connect(folder / "out" / "results.sqlite") as conn:
+        kinds = [kind for (kind,) in conn.execute("SELECT kind FROM faults")]
+    assert kinds.count("crash") >= 2
 
 
 def test_a_bot_that_cannot_run_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:

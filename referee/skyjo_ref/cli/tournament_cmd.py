@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import time
@@ -102,6 +103,8 @@ def tournament(
         raise errors.UserError(str(exc)) from None
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
+    if not errors.DEBUG:  # the tournament reports bot process faults itself (notes, and the store)
+        logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
     try:
 
         def standings() -> Tables:

@@ -81,6 +81,7 @@ class RefereeBackend:
         self.server = server
         self.pools: dict[str, list[_Worker]] = {b.name: [] for b in config.bots if b.managed}
         self.remote_busy: set[str] = set()
+        self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
         self.log_dir = config.output / "logs"
         self.closing = False
         self.failure: TournamentUnfinished | None = None
@@ -139,6 +140,7 @@ class RefereeBackend:
             )
             record = await self._play_match(spec, game)
             self._check_connected(record, game, seats)
+            self.connected_once.update(name for name, entry in seats if entry.kind != "builtin")
             return record
         finally:
             self.remote_busy -= remotes
@@ -164,12 +166,16 @@ class RefereeBackend:
         return record
 
     def _check_connected(self, record: dict[str, Any], game: GameId, seats: Sequence[tuple[str, BotEntry]]) -> None:
-        """A seat that never connected is not a result: stop, keep nothing of this game."""
+        """A bot that has never connected is not playing badly but not playing: stop, keep nothing of this game.
+
+        (A bot that did connect before and misses a game's start, say while its
+        crashed process restarts, forfeits that game like any fault.)
+        """
         meta = record.get("meta") or {}
         for entry in meta.get("forfeited", []) if isinstance(meta, dict) else []:
             reason = str(entry.get("reason", "")) if isinstance(entry, dict) else ""
-            if reason.startswith("not connected"):
-                name, bot = seats[int(entry["seat"])]
+            name, bot = seats[int(entry["seat"])] if isinstance(entry, dict) else ("", None)
+            if reason.startswith("not connected") and bot is not None and name not in self.connected_once:
                 where = f"its output is in {self.log_dir}/{name}-*.log" if bot.managed else "it connects by itself"
                 raise TournamentUnfinished(
                     f"game {game.key}: bot {name!r} ({bot.describe()}) never connected to the referee "
@@ -229,11 +235,18 @@ class RefereeBackend:
                     f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:g} s "
                     f"(connect_timeout_s); its output is in {worker.process.log_path}"
                 )
+        self.connected_once.add(worker.bot)
 
     async def _watch(self, worker: _Worker) -> None:
-        """Store every fault of the worker's process; stop the run when it will not be restarted again."""
-        process = worker.process
+        """Store every fault of the worker's processes; replace a process that will not restart again.
+
+        A bot that has never connected and keeps exiting cannot play at all:
+        that stops the run (exit 3). A bot that played and then crashes too
+        often gets a fresh process with a fresh token; the game it was in goes
+        on without it (the referee forfeits the seat after the grace period).
+        """
         while not self.closing:
+            process = worker.process
             await process.exited.wait()
             await asyncio.sleep(0.05)  # ManagedBot notes the fault just after it wakes us
             if self.closing:
@@ -250,13 +263,38 @@ class RefereeBackend:
                     self.store.add_fault(worker.bot, "crash", detail + "; restarted", worker.game_key)
                     self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
             if worker.gave_up:
-                self.failure = TournamentUnfinished(
-                    f"bot {worker.bot!r}: its process exited {len(process.faults)} times "
-                    f"(last: {process.faults[-1].describe()}); see {process.log_path}"
-                )
-                return
+                if worker.bot not in self.connected_once:
+                    self.failure = TournamentUnfinished(
+                        f"bot {worker.bot!r}: its process exited {len(process.faults)} times without ever "
+                        f"connecting (last: {process.faults[-1].describe()}); see {process.log_path}"
+                    )
+                    return
+                try:
+                    await self._replace(worker)
+                except TournamentUnfinished as exc:
+                    self.failure = exc
+                    return
+                continue
             while process.exited.is_set() and not self.closing and not worker.gave_up:
                 await asyncio.sleep(0.05)
+
+    async def _replace(self, worker: _Worker) -> None:
+        """A fresh process (and token) for a worker whose process gave up."""
+        try:
+            token = await self.client.issue_token(worker.bot)
+        except RefereeError as exc:
+            raise TournamentUnfinished(f"bot {worker.bot!r}: {exc}") from None
+        old = worker.process
+        worker.process = ManagedBot(old.spec, self.address, token, max_restarts=MAX_RESTARTS, log_path=old.log_path)
+        worker.recorded = 0
+        self.store.add_fault(
+            worker.bot, "replaced", f"process {worker.number} replaced by a fresh one", worker.game_key
+        )
+        self.observer.note(f"bot {worker.bot}: process {worker.number} replaced by a fresh one")
+        try:
+            await worker.process.start()
+        except OSError as exc:
+            raise TournamentUnfinished(f"bot {worker.bot!r}: cannot start it again: {exc.strerror or exc}") from None
 
     async def aclose(self) -> None:
         """Stop every bot process (SIGTERM, then SIGKILL)."""
