@@ -225,6 +225,7 @@ class ManagedBot:
         env.update(self.spec.env)
         env["SKYJO_ADDR"] = self.address
         env["SKYJO_TOKEN"] = self.token
+        env["SKYJO_PARENT_PID"] = str(os.getpid())  # SDK bots exit when we are gone (see skyjo_bot.__main__)
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.exited.clear()
         self._started_at = time.monotonic()

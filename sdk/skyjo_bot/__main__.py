@@ -13,10 +13,30 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
+import threading
+import time
 
 from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused, run
 from skyjo_bot.loader import BotSpecError, load_bot
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """End the session cleanly (SIGTERM to ourselves) once the process that started us is gone.
+
+    A referee or tournament that starts bot processes sets SKYJO_PARENT_PID; if
+    it dies without stopping them (kill -9, power loss), they follow it within a
+    second instead of retrying a dead address.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="skyjo-parent-watch", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.name:
         bot.name = args.name
+    parent = os.environ.get("SKYJO_PARENT_PID", "")
+    if parent.isdigit():
+        _exit_with_parent(int(parent))
     try:
         BotClient(bot, args.addr, args.token)  # checks address and token before anything runs
         stats = run(bot, args.addr, args.token, inline=args.inline, give_up_after=args.give_up)

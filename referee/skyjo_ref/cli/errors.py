@@ -22,7 +22,7 @@ EXIT_UNFINISHED = 3
 EXIT_INTERRUPTED = 130
 
 DEBUG = False
-_stderr = Console(stderr=True)
+_stderr = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line in CI logs
 
 
 class UserError(Exception):
