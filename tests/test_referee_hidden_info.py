@@ -79,11 +79,19 @@ def expected_stream(record: dict[str, Any], seat: int, received: list[pb.PlayRes
 
 
 def canonical(messages: list[pb.PlayResponse]) -> list[Any]:
-    """Messages with event batches opened up: the referee may batch the events of several actions."""
+    """Messages with event batches opened up: the referee may batch the events of several actions,
+    and send the events that precede a decision inside its DecisionRequest."""
     out: list[Any] = []
     for message in messages:
-        if message.WhichOneof("message") == "events":
+        kind = message.WhichOneof("message")
+        if kind == "events":
             out.extend(("event", message.events.game_id, e) for e in message.events.events)
+        elif kind == "decision" and len(message.decision.events):
+            out.extend(("event", e.game_id, e) for e in message.decision.events)
+            bare = pb.PlayResponse()
+            bare.CopyFrom(message)
+            del bare.decision.events[:]
+            out.append(bare)
         else:
             out.append(message)
     return out

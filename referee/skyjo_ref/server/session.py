@@ -320,11 +320,11 @@ class RemoteSeat(Seat):
                     continue
                 if pending.sent_on is not stream:
                     pending.sent_on = stream
-                    self._flush()
+                    held = self._take_held()
                     stream.send(
                         pb.PlayResponse(
                             decision=convert.decision_request_to_proto(
-                                decision.request_id, decision.game_id, decision.view, int(limit - used)
+                                decision.request_id, decision.game_id, decision.view, int(limit - used), held
                             )
                         )
                     )
@@ -365,17 +365,33 @@ class RemoteSeat(Seat):
         return Answer(action, used, answered=answered)
 
     def events(self, game_id: str, events: Sequence[Event]) -> None:
-        """Buffer public events; they go out before this seat's next message, or within EVENT_DELAY_S.
+        """Buffer public events; they go out with (or before) this seat's next message, or within EVENT_DELAY_S.
 
         A seat that is not deciding gets the events of several actions in one
-        message: fewer writes per decision, and the deciding seat's request is
-        not queued behind the other seats' events. The order never changes.
+        message, and a seat about to decide gets them inside its
+        DecisionRequest (``events``): fewer writes per decision. The order
+        never changes.
         """
         if self.session.stream is None:
             return  # a reconnecting bot gets GameStart and its pending decision; the view says the rest
         self._buffer.extend(_event_messages(events, game_id))
         if self._flush_timer is None and self._buffer:
             self._flush_timer = asyncio.get_running_loop().call_later(EVENT_DELAY_S, self._flush)
+
+    def _take_held(self) -> list[pb.Event]:
+        """The held events that can ride inside the next DecisionRequest (one write less per decision).
+
+        Only the events after the last held RoundResult: what comes before it
+        is sent first, as before, so the order never changes.
+        """
+        buffered = self._buffer
+        cut = len(buffered)
+        while cut and buffered[cut - 1].WhichOneof("message") == "events":
+            cut -= 1
+        held = [event for message in buffered[cut:] for event in message.events.events]
+        del buffered[cut:]
+        self._flush()
+        return held
 
     def _flush(self) -> None:
         if self._flush_timer is not None:
