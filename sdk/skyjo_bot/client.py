@@ -294,10 +294,11 @@ class BotClient:
             if self._wants_events and len(request.events):  # events that came with the request go first
                 for event in convert.events_from_proto(request):
                     self._hook(self.bot.on_event, event)
-            if self._worker is None and _decision_key(request) not in self._answers:
-                await self._answer(request, call, write_lock)  # inline: no task, no extra loop turn
+            key = _decision_key(request)
+            if self._worker is None and key not in self._answers:
+                await self._answer(request, key, call, write_lock)  # inline: no task, no extra loop turn
                 return None
-            return asyncio.create_task(self._answer(request, call, write_lock))
+            return asyncio.create_task(self._answer(request, key, call, write_lock))
         if kind == "events":
             if self._wants_events:
                 for event in convert.events_from_proto(msg.events):
@@ -360,11 +361,11 @@ class BotClient:
     async def _answer(
         self,
         request: pb.DecisionRequest,
+        key: bytes,
         call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse],
         write_lock: asyncio.Lock,
     ) -> None:
         rid = request.request_id
-        key = _decision_key(request)
         future = self._answers.get(key)
         if future is not None:  # a re-sent request reuses the answer being (or already) computed
             reply = await asyncio.shield(future)
@@ -391,7 +392,8 @@ class BotClient:
             except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError) as exc:
                 log.debug("reply %d not sent, the stream is gone: %s", rid, exc)
                 return
-        log.debug("-> reply %d %s", rid, str(reply).replace("\n", " "))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("-> reply %d %s", rid, str(reply).replace("\n", " "))
 
     def _remember(self, key: bytes, future: asyncio.Future[pb.DecisionReply]) -> None:
         self._answers[key] = future
@@ -419,7 +421,9 @@ class BotClient:
                 answer = self.bot.decide(view)
             else:
                 answer = await self._worker.submit(lambda: self.bot.decide(view))
-            action = await answer if inspect.isawaitable(answer) else answer  # an async def decide
+            action = answer
+            if not isinstance(action, Action) and inspect.isawaitable(answer):  # an async def decide
+                action = await answer
             if not isinstance(action, Action):
                 raise TypeError(f"decide returned {action!r}, expected an Action (one of view.legal_actions)")
         except Exception as exc:
@@ -432,16 +436,18 @@ class BotClient:
 
 
 def _decision_key(request: pb.DecisionRequest) -> bytes:
-    """What identifies a decision across a re-send: its id, game, view and legal actions.
+    """What identifies a decision across a re-send: its id, game and view.
 
     Not the time left or the events that came with it (they differ when it is
     sent again), and not the id alone: a restarted referee counts ids from 1 again.
+    The legal actions follow from the view and the game's rules (only their
+    count is kept): one serialisation per decision, not one per action.
     """
-    return b"%d|%s|%s|%s" % (
+    return b"%d|%d|%s|%s" % (
         request.request_id,
+        len(request.legal_actions),
         request.game_id.encode(),
         request.view.SerializeToString(deterministic=True),
-        b"".join(a.SerializeToString(deterministic=True) for a in request.legal_actions),
     )
 
 
