@@ -46,11 +46,11 @@ from skyjo_bot import Action, Bot, DecisionKind, SlotState, View
 Cell = int | None  # a revealed value, or None for a hidden slot
 
 # Tuned by duplicate games against greedy (examples/python/duel.py).
-PAIR_POTENTIAL = 0.6  # weight of completing a pair later
+PAIR_POTENTIAL = 0.9  # weight of completing a pair later
 DRAW_RATE = 1.5  # chances per own turn to meet a given card (draw + discard)
-TEMPO = 0.12  # per hidden slot closed, per point of expected lead
+TEMPO = 0.05  # per hidden slot closed, per point of expected lead
 TEMPO_CAP = 12.0  # the lead counts up to this many points
-FEED_WEIGHT = 0.5  # how much a discard that helps the next player costs
+FEED_WEIGHT = 0.8  # how much a discard that helps the next player costs
 FEED_BASELINE = 3.0  # what the next player gains anyway in a turn
 OPP_LAST_TURN_GAIN = 2.5  # what an opponent gains on their last turn, on average
 FINISH_BONUS = 1.0  # ending the round cuts the opponents' remaining improvement
