@@ -187,22 +187,26 @@ def reply_action(msg: pb.DecisionReply, legal_actions: Sequence[Action]) -> Acti
     :class:`IllegalActionError` for a well-formed action that is not legal now.
     """
     which = msg.WhichOneof("choice")
-    legal_text = ", ".join(str(a) for a in legal_actions)
     if which == "index":
         if msg.index >= len(legal_actions):
             raise InvalidActionError(
                 f"index {msg.index} is out of range: expected 0-{len(legal_actions) - 1} "
-                f"into the {len(legal_actions)} legal actions ({legal_text})"
+                f"into the {len(legal_actions)} legal actions ({_legal_text(legal_actions)})"
             )
         return legal_actions[msg.index]
     if which == "action":
         action = action_from_proto(msg.action)
         if action not in legal_actions:
-            raise IllegalActionError(f"{action} is not legal now: expected one of {legal_text}")
+            raise IllegalActionError(f"{action} is not legal now: expected one of {_legal_text(legal_actions)}")
         return action
     if which == "error":
         raise BotGaveUpError(f"the bot could not decide: {msg.error[:500]}")
     raise InvalidActionError("the reply chooses nothing: set DecisionReply.index or DecisionReply.action")
+
+
+def _legal_text(legal_actions: Sequence[Action]) -> str:
+    """The legal actions in words, for error messages only (not built for every reply)."""
+    return ", ".join(str(a) for a in legal_actions)
 
 
 # ------------------------------------------------------------------ rules and time

@@ -357,12 +357,11 @@ class RemoteSeat(Seat):
             session.recent.append(decision.request_id)
 
     def _answer(self, decision: Decision, reply: pb.DecisionReply, used: float) -> Answer:
-        answered = describe_reply(reply)
         try:
             action: Action = convert.reply_action(reply, decision.view.legal_actions)
         except (InvalidActionError, IllegalActionError) as exc:
-            return Answer(None, used, ILLEGAL, answered, str(exc))
-        return Answer(action, used, answered=answered)
+            return Answer(None, used, ILLEGAL, describe_reply(reply), str(exc))
+        return Answer(action, used, answered=str(action))  # the reply in words only when it is at fault
 
     def events(self, game_id: str, events: Sequence[Event]) -> None:
         """Buffer public events; they go out with (or before) this seat's next message, or within EVENT_DELAY_S.
