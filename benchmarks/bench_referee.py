@@ -9,6 +9,10 @@ the bots are separate Python processes on loopback.
 - **bare**: a grpc.aio server writes a message the size of a typical
   DecisionRequest on a bidirectional stream and waits for a reply the size of
   a DecisionReply; the client (a subprocess, grpc.aio) answers each at once.
+- **SDK alone**: the same bare server, but writing real DecisionRequests
+  (recorded from games) to an SDK bot (``python -m skyjo_bot run``, inline and
+  default) and reading its replies: what the SDK costs over the bare client,
+  without the referee's work.
 - **referee**: a match between two SDK bots (``python -m skyjo_bot run``,
   each answering at once with a random legal action) on a real RefereeServer:
   every decision is a DecisionRequest built from the engine's view, an SDK
@@ -134,6 +138,90 @@ async def bare_round_trip_cpu(down: int, up: int, count: int) -> tuple[float, fl
     return pingpong.elapsed[0] / count, pingpong.cpu[0] / count
 
 
+# ---------------------------------------------------------------------- the SDK alone
+
+
+def decision_messages(count: int) -> list[bytes]:
+    """Serialized PlayResponse(decision=...) messages from random 2-player games, request ids 1, 2, ..."""
+    import random
+
+    from skyjo_bot import convert
+    from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+    from skyjo_ref.rules import Game
+
+    rng = random.Random(2)
+    out: list[bytes] = []
+    seed = 0
+    while len(out) < count:
+        seed += 1
+        game = Game(2, seed=seed)
+        while not game.over and len(out) < count:
+            seat = game.current_seat
+            assert seat is not None
+            view = game.view(seat)
+            request = convert.decision_request_to_proto(len(out) + 1, "g/0", view, 2000)
+            out.append(pb.PlayResponse(decision=request).SerializeToString())
+            game.apply(rng.choice(view.legal_actions))
+    return out
+
+
+class _Replay:
+    """A fake referee: Welcome, GameStart, then each recorded DecisionRequest after the previous reply."""
+
+    def __init__(self, messages: list[bytes]) -> None:
+        from skyjo_bot import convert
+        from skyjo_bot.types import GameStart, Rules
+        from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+
+        start = convert.game_start_to_proto(GameStart("g/0", 0, ("a", "b"), Rules()))
+        self.preamble = [
+            convert.welcome("bench").SerializeToString(),
+            pb.PlayResponse(game_start=start).SerializeToString(),
+        ]
+        self.messages = messages
+        self.elapsed = 0.0
+        self.cpu = 0.0
+
+    async def play(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        first = await context.read()  # the SDK's Hello
+        assert isinstance(first, bytes)
+        for message in self.preamble:
+            await context.write(message)
+        start, cpu = time.perf_counter(), time.process_time()
+        for message in self.messages:
+            await context.write(message)
+            reply = await context.read()
+            assert isinstance(reply, bytes), "the SDK bot closed the stream"
+        self.elapsed = time.perf_counter() - start
+        self.cpu = time.process_time() - cpu
+
+
+async def sdk_round_trip_cpu(messages: list[bytes], inline: bool) -> tuple[float, float]:
+    """(wall, server CPU) seconds per decision of an SDK bot subprocess served by :class:`_Replay`."""
+    replay = _Replay(messages)
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    handler = grpc.method_handlers_generic_handler(
+        "skyjo.v1.BotService",
+        {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                replay.play, request_deserializer=_identity, response_serializer=_identity
+            )
+        },
+    )
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        env = {**os.environ, "SKYJO_ADDR": f"127.0.0.1:{port}", "SKYJO_TOKEN": "bench"}
+        argv = [sys.executable, "-m", "skyjo_bot", "run", str(INSTANT_BOT), *(["--inline"] if inline else [])]
+        proc = await asyncio.create_subprocess_exec(*argv, env=env)
+        code = await asyncio.wait_for(proc.wait(), 300)
+        assert code == 0, f"SDK bot failed with exit code {code}"
+    finally:
+        await server.stop(None)
+    return replay.elapsed / len(messages), replay.cpu / len(messages)
+
+
 async def _pingpong_client(address: str, up: int) -> None:
     payload = b"y" * up
     async with grpc.aio.insecure_channel(address) as channel:
@@ -235,11 +323,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     measured: list[float] = []
     cpu: list[float] = []
     bare_cpu: list[float] = []
+    sdk_inline: list[float] = []
+    sdk_threaded: list[float] = []
+    messages = decision_messages(args.round_trips)
     async with RefereeBench(inline=True) as inline, RefereeBench(inline=False) as threaded:
         for i in range(args.repeats):  # alternate, so both see the same machine load
             wall_b, cpu_b = await bare_round_trip_cpu(down, up, args.round_trips)
             bare.append(wall_b)
             bare_cpu.append(cpu_b)
+            sdk_inline.append((await sdk_round_trip_cpu(messages, inline=True))[0])
+            sdk_threaded.append((await sdk_round_trip_cpu(messages, inline=False))[0])
             per, inside, used, n = await inline.measure(args.games, f"bench-{i}")
             ref.append(per)
             measured.append(inside)
@@ -247,7 +340,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             per_t, _, _, _ = await threaded.measure(args.games, f"bench-{i}")
             ref_threaded.append(per_t)
             print(
-                f"round {i + 1}: bare {bare[-1] * 1e3:.3f} ms | referee {per * 1e3:.3f} ms a decision "
+                f"round {i + 1}: bare {bare[-1] * 1e3:.3f} ms | SDK alone {sdk_inline[-1] * 1e3:.3f} ms "
+                f"(default {sdk_threaded[-1] * 1e3:.3f} ms) | referee {per * 1e3:.3f} ms a decision "
                 f"({n} decisions; reply seen by the referee {inside * 1e3:.3f} ms; referee CPU {used * 1e3:.3f} ms) | "
                 f"worker-thread SDK {per_t * 1e3:.3f} ms"
             )
@@ -257,6 +351,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "repeats": args.repeats,
         "bare_ms": statistics.median(bare) * 1e3,
         "bare_best_ms": min(bare) * 1e3,
+        "sdk_alone_ms": statistics.median(sdk_inline) * 1e3,
+        "sdk_alone_threaded_ms": statistics.median(sdk_threaded) * 1e3,
         "referee_ms": statistics.median(ref) * 1e3,
         "referee_best_ms": min(ref) * 1e3,
         "referee_threaded_ms": statistics.median(ref_threaded) * 1e3,
@@ -270,6 +366,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["ratio_threaded"] = result["referee_threaded_ms"] / result["bare_ms"]
     print()
     print(f"bare grpc.aio bidi ping-pong        {_summary(bare)} a round trip")
+    print(f"SDK alone, --inline                 {_summary(sdk_inline)} a decision (recorded requests)")
+    print(f"SDK alone, default                  {_summary(sdk_threaded)} a decision (worker thread)")
     print(f"through the referee, SDK --inline   {_summary(ref)} a decision")
     print(f"through the referee, SDK default    {_summary(ref_threaded)} a decision (decide in a worker thread)")
     print(f"reply time seen by the referee      {_summary(measured)} (request queued -> reply in)")
