@@ -25,6 +25,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
+
 def _print_version(value: bool) -> None:
     if value:
         typer.echo(f"skyjo-ref {version('skyjo-ref')}")
@@ -49,7 +50,7 @@ def _register_commands() -> None:
     # Each command module adds its commands to ``app``; add a module's name here.
     import importlib
 
-    for name in ("replay_cmd", "tournament_cmd", "match_cmd", "serve_cmd", "play_cmd"):
+    for name in ("tournament_cmd", "match_cmd", "play_cmd", "replay_cmd", "serve_cmd"):
         importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
 
 

@@ -15,9 +15,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
-from skyjo_bot.types import Rules, RulesError, TimeControl
+from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
+from skyjo_ref.cli.options import rules_from_cli
 from skyjo_ref.match.stats import summarize
 from skyjo_ref.players import BotSpecError, parse_bot_spec
 from skyjo_ref.records import save
@@ -29,31 +30,6 @@ _DEFAULT_TC = TimeControl()
 
 def register(app: typer.Typer) -> None:
     app.command("match")(match)
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """``key=value`` with true/false and integers read as such."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise errors.UserError(f"--option {text!r}: expected key=value, e.g. --option column_clear=false")
-    value: Any = raw.strip()
-    if value.lower() in ("true", "false"):
-        value = value.lower() == "true"
-    else:
-        try:
-            value = int(value)
-        except ValueError:
-            pass
-    return key.strip(), value
-
-
-def _rules(preset: str, options: list[str]) -> Rules:
-    data: dict[str, Any] = {"preset": preset}
-    data.update(parse_option(o) for o in options)
-    try:
-        return Rules.from_dict(data)
-    except RulesError as exc:
-        raise errors.UserError(str(exc)) from None
 
 
 def match(
@@ -103,7 +79,7 @@ def match(
         specs = [parse_bot_spec(b) for b in bots]
     except BotSpecError as exc:
         raise errors.UserError(str(exc)) from None
-    rule_set = _rules(rules, option or [])
+    rule_set = rules_from_cli(rules, option or [])
     n = players_per_game if players_per_game is not None else max(2, len(specs))
     try:
         lineup = Lineup(specs, n)

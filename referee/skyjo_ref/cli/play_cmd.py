@@ -14,10 +14,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from skyjo_bot.types import Rules, RulesError
 
 from skyjo_ref.cli import errors
-from skyjo_ref.cli.match_cmd import parse_option
+from skyjo_ref.cli.options import rules_from_cli
 from skyjo_ref.cli.play_session import PlayError, play
 from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.players import BotSpecError, parse_bot_spec
@@ -59,9 +58,9 @@ def play_command(
         raise errors.UserError(f"play needs 1 to 7 bots to play against, got {len(bots)}")
     try:
         specs = [parse_bot_spec(text) for text in bots]
-        rules_in_force = Rules.from_dict({"preset": rules, **dict(parse_option(o) for o in option or ())})
-    except (BotSpecError, RulesError) as exc:
+    except BotSpecError as exc:
         raise errors.UserError(str(exc)) from None
+    rules_in_force = rules_from_cli(rules, option or ())
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
     console = Console(highlight=False)
     human = HumanBot(console, name=name)

@@ -24,7 +24,7 @@ from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server.client import FinishedGame, MatchClient, RefereeError
-from skyjo_ref.server.lineup import LineupError, _wait_connected
+from skyjo_ref.server.lineup import LineupError, wait_bot_connected
 from skyjo_ref.server.server import RefereeServer, ServerConfig
 
 #: A person thinks for as long as they like: an hour a decision, a day a game.
@@ -114,7 +114,7 @@ async def play(
             if server is not None:
                 for process in managed:
                     try:
-                        await _wait_connected(server, process.spec.name, process.token, process)
+                        await wait_bot_connected(server, process.spec.name, process.token, process)
                     except LineupError as exc:
                         raise PlayError(str(exc)) from None
             match_spec = MatchSpec(

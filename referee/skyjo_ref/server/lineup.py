@@ -178,4 +178,3 @@ async def wait_bot_connected(server: RefereeServer, name: str, token: str, proce
     raise LineupError(f"bot {name!r} did not connect to the referee within {CONNECT_TIMEOUT_S:.0f} s")
 
 
-_wait_connected = wait_bot_connected  # the name other modules first imported
