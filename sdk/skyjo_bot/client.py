@@ -251,7 +251,9 @@ class BotClient:
         try:
             await call.write(convert.hello(self.bot.name, self.version))
             log.debug("-> hello name=%s version=%s", self.bot.name, self.version)
-            async for msg in call:
+            # read() rather than ``async for``: no async generator between gRPC and the handler
+            while (msg := await call.read()) is not grpc.aio.EOF:  # type: ignore[attr-defined]
+                assert isinstance(msg, pb.PlayResponse)
                 task = await self._handle(msg, call, write_lock)
                 if task is not None:
                     tasks.add(task)
