@@ -254,7 +254,9 @@ class RemoteSeat(Seat):
         self._grace_s = 0.0
         self._pending: _Pending | None = None
         self._on_fault: FaultHandler | None = None
-        self._buffer: list[pb.PlayResponse] = []  # events not sent yet (see events())
+        self._held: list[pb.Event] = []  # events not sent yet (see events())
+        self._before: list[pb.PlayResponse] = []  # messages that go before the held events (RoundResults)
+        self._game_id = ""
         self._flush_timer: asyncio.TimerHandle | None = None
 
     @property
@@ -373,48 +375,50 @@ class RemoteSeat(Seat):
         """
         if self.session.stream is None:
             return  # a reconnecting bot gets GameStart and its pending decision; the view says the rest
-        self._buffer.extend(_event_messages(events, game_id))
-        if self._flush_timer is None and self._buffer:
-            self._flush_timer = asyncio.get_running_loop().call_later(EVENT_DELAY_S, self._flush)
+        for message in _event_messages(events, game_id):
+            if message.HasField("events"):
+                self._held.extend(message.events.events)
+            else:  # a RoundResult: the events held before it go first, in a batch of their own
+                self._close_batch(game_id)
+                self._before.append(message)
+        self._game_id = game_id
+        if self._flush_timer is None:  # left armed across decisions: one timer per EVENT_DELAY_S, not per action
+            self._flush_timer = asyncio.get_running_loop().call_later(EVENT_DELAY_S, self._on_timer)
+
+    def _close_batch(self, game_id: str) -> None:
+        if self._held:
+            self._before.append(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=self._held)))
+            self._held = []
+
+    def _send_before(self) -> None:
+        if self._before:
+            before, self._before = self._before, []
+            stream = self.session.stream
+            if stream is not None:
+                for message in before:
+                    stream.send(message)
 
     def _take_held(self) -> list[pb.Event]:
-        """The held events that can ride inside the next DecisionRequest (one write less per decision).
+        """The held events, to ride inside the next DecisionRequest (one write less per decision).
 
-        Only the events after the last held RoundResult: what comes before it
-        is sent first, as before, so the order never changes.
+        Only the events after the last RoundResult are held: what came before
+        it is sent first, so the order never changes.
         """
-        buffered = self._buffer
-        cut = len(buffered)
-        while cut and buffered[cut - 1].WhichOneof("message") == "events":
-            cut -= 1
-        held = [event for message in buffered[cut:] for event in message.events.events]
-        del buffered[cut:]
-        self._flush()
+        self._send_before()
+        held, self._held = self._held, []
         return held
+
+    def _on_timer(self) -> None:
+        self._flush_timer = None
+        self._close_batch(self._game_id)
+        self._send_before()
 
     def _flush(self) -> None:
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None
-        if not self._buffer:
-            return
-        buffered, self._buffer = self._buffer, []
-        stream = self.session.stream
-        if stream is None:
-            return
-        batch: list[pb.Event] = []
-        game_id = ""
-        for message in buffered:
-            if message.WhichOneof("message") == "events":
-                batch.extend(message.events.events)
-                game_id = message.events.game_id
-                continue
-            if batch:
-                stream.send(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=batch)))
-                batch = []
-            stream.send(message)
-        if batch:
-            stream.send(pb.PlayResponse(events=pb.EventBatch(game_id=game_id, events=batch)))
+        self._close_batch(self._game_id)
+        self._send_before()
 
     def strike(self, strike: Strike) -> None:
         self._flush()
