@@ -176,5 +176,3 @@ async def wait_bot_connected(server: RefereeServer, name: str, token: str, proce
         output = process.output(12).strip() or "(no output)"
         raise LineupError(f"bot {process.spec.text!r} exited before connecting to the referee:\n{output}")
     raise LineupError(f"bot {name!r} did not connect to the referee within {CONNECT_TIMEOUT_S:.0f} s")
-
-
