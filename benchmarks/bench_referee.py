@@ -1,10 +1,10 @@
 """Decision round trip through the referee against a bare grpcio bidirectional ping-pong.
 
-    python benchmarks/bench_referee.py [--games 6] [--round-trips 4000] [--repeats 3]
+    python benchmarks/bench_referee.py [--games 3] [--round-trips 2000] [--repeats 7]
 
-Both measurements use the same process layout as real use: the server
-(the referee, or a bare ping-pong server) runs in this process on grpc.aio,
-the bots are separate Python processes on loopback.
+Every measurement uses the same process layout as real use: the server
+(the referee, or a bare server) runs in this process on grpc.aio, the bots
+are separate Python processes on loopback.
 
 - **bare**: a grpc.aio server writes a message the size of a typical
   DecisionRequest on a bidirectional stream and waits for a reply the size of
@@ -20,7 +20,7 @@ the bots are separate Python processes on loopback.
   figure is the match's wall time divided by its decisions, so everything the
   referee does per decision is in it.
 
-The measurements alternate, round after round, so both see the same machine
+The measurements alternate, round after round, so all see the same machine
 load; it prints each round, the medians and the best rounds, and the ratio
 (target: at most 1.3, medians). Bots and the referee start once; only the
 games are timed.
