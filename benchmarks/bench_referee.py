@@ -213,7 +213,7 @@ async def sdk_round_trip_cpu(messages: list[bytes], inline: bool) -> tuple[float
     await server.start()
     try:
         env = {**os.environ, "SKYJO_ADDR": f"127.0.0.1:{port}", "SKYJO_TOKEN": "bench"}
-        argv = [sys.executable, "-m", "skyjo_bot", "run", str(INSTANT_BOT), *(["--inline"] if inline else [])]
+        argv = [sys.executable, "-m", "skyjo_bot", "run", str(INSTANT_BOT), "--inline" if inline else "--thread"]
         proc = await asyncio.create_subprocess_exec(*argv, env=env)
         code = await asyncio.wait_for(proc.wait(), 300)
         assert code == 0, f"SDK bot failed with exit code {code}"
@@ -257,7 +257,14 @@ class RefereeBench:
         self.tokens = [self.server.issue_token(f"instant{i}") for i in range(2)]
         for token in self.tokens:
             env = {**os.environ, "SKYJO_ADDR": self.server.address, "SKYJO_TOKEN": token}
-            argv = [sys.executable, "-m", "skyjo_bot", "run", str(INSTANT_BOT), *(["--inline"] if self.inline else [])]
+            argv = [
+                sys.executable,
+                "-m",
+                "skyjo_bot",
+                "run",
+                str(INSTANT_BOT),
+                "--inline" if self.inline else "--thread",
+            ]
             self.procs.append(await asyncio.create_subprocess_exec(*argv, env=env))
         for token in self.tokens:
             assert await self.server.wait_connected(token, 60), "an SDK bot did not connect"

@@ -55,7 +55,7 @@ def test_two_sdk_subprocess_bots_play_a_match(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("mode", [[], ["--inline"]], ids=["worker", "inline"])
+@pytest.mark.parametrize("mode", [["--thread"], []], ids=["worker", "inline"])
 def test_reconnect_mid_game_finishes_the_game(mode: list[str]) -> None:
     """The network drops under a subprocess bot mid-game; it reconnects and the game ends normally."""
 

@@ -49,8 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     run_cmd.add_argument("--addr", help="referee address HOST:PORT (default: $SKYJO_ADDR)")
     run_cmd.add_argument("--token", help="the bot's token (default: $SKYJO_TOKEN)")
     run_cmd.add_argument("--name", help="the name sent in Hello (default: the bot's name)")
-    run_cmd.add_argument(
-        "--inline", action="store_true", help="call decide on the network thread (lowest latency, for instant bots)"
+    mode = run_cmd.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--inline",
+        dest="inline",
+        action="store_true",
+        default=True,
+        help="call decide on the network thread (the default: lowest latency and CPU)",
+    )
+    mode.add_argument(
+        "--thread",
+        dest="inline",
+        action="store_false",
+        help="call decide in a worker thread, so the client keeps reading while the bot thinks",
     )
     run_cmd.add_argument(
         "--give-up", type=float, default=60.0, metavar="SECONDS", help="stop reconnecting after this long (default 60)"

@@ -9,9 +9,12 @@ The client opens one ``BotService.Play`` stream, says Hello and plays game
 after game: it calls the bot's ``on_game_start``, ``decide``, ``on_event`` and
 ``on_game_over`` and answers each DecisionRequest with its request id.
 
-- The bot's code runs in one worker thread, in message order, so a slow
-  ``decide`` never stalls the connection (set ``inline=True`` for bots that
-  answer in microseconds and want the lowest latency).
+- The bot's code runs on the network thread by default (``inline=True``): the
+  lowest latency and CPU per decision. A slow ``decide`` does not endanger the
+  connection (gRPC answers keepalive pings in its own threads; a 40 s
+  ``decide`` under 20 s pings was checked); messages wait until it returns.
+  ``inline=False`` runs the bot's code in one worker thread, in message order,
+  so the client keeps reading while it thinks (it costs 0.1-0.2 ms a decision).
 - When the stream drops, the client reconnects with exponential backoff and
   jitter; the referee re-sends the pending decision and the client answers it
   again (from the answer it already computed, if any) without a second
@@ -159,7 +162,7 @@ class BotClient:
         token: str | None = None,
         *,
         version: str | None = None,
-        inline: bool = False,
+        inline: bool = True,
         give_up_after: float = 60.0,
         backoff_base: float = 0.1,
         backoff_max: float = 5.0,

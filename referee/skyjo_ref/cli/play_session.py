@@ -93,7 +93,8 @@ async def play(
         async with MatchClient(address, control) as matches:
             names = _seat_names(human.name, bots, seat)
             token = await matches.issue_token(names[seat])
-            client = BotClient(human, address, token, give_up_after=CONNECT_TIMEOUT_S)
+            # a person thinks for seconds: decide in a worker thread, so the session stays responsive
+            client = BotClient(human, address, token, inline=False, give_up_after=CONNECT_TIMEOUT_S)
             client_task = asyncio.create_task(client.run())
             seats: list[SeatSpec] = []
             bot_names = [n for i, n in enumerate(names) if i != seat]

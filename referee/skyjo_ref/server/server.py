@@ -398,6 +398,7 @@ class _BotService(pb_grpc.BotServiceServicer):
             while True:
                 message = await stream.outbox.get()
                 await context.write(message)
+                stream.mark_written()
         except asyncio.CancelledError:
             raise
         except Exception as exc:

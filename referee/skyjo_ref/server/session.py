@@ -55,6 +55,14 @@ class Stream:
         self.detail = ""
         self._budget = FLOOD_BURST
         self._budget_at = time.monotonic()
+        self.queued = 0  # messages queued on this stream
+        self.written = 0  # of those, messages handed to gRPC
+        self.written_at = 0.0  # perf_counter() when the last one was handed over
+
+    def mark_written(self) -> None:
+        """The writer handed one more message to gRPC (a decision's clock starts here, not at queueing)."""
+        self.written += 1
+        self.written_at = time.perf_counter()
 
     def send(self, message: pb.PlayResponse) -> None:
         """Queue a message without ever blocking the game; a bot that stops reading is cut off."""
@@ -62,6 +70,7 @@ class Stream:
             return
         try:
             self.outbox.put_nowait(message)
+            self.queued += 1
         except asyncio.QueueFull:
             self.close(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -225,12 +234,13 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 
 
 class _Pending:
-    __slots__ = ("decision", "future", "sent_on", "waiter")
+    __slots__ = ("decision", "future", "sent_on", "seq", "waiter")
 
     def __init__(self, decision: Decision, future: asyncio.Future[pb.DecisionReply]) -> None:
         self.decision = decision
         self.future = future
         self.sent_on: Stream | None = None
+        self.seq = 0  # the request's place among the messages queued on sent_on
         self.waiter: asyncio.Future[None] | None = None  # what decide() awaits now
 
 
@@ -330,20 +340,32 @@ class RemoteSeat(Seat):
                             )
                         )
                     )
+                    pending.seq = stream.queued
                 started = time.perf_counter()
                 waiter = stream.waiter(loop)  # woken by the reply (below) or by the stream's end
                 pending.waiter = waiter
                 timer = loop.call_later(max(0.0, limit - used) / 1000, _wake, waiter)
                 try:
                     await waiter
+                    if not pending.future.done() and not stream.closed.is_set():
+                        # the deadline: let a reply that already arrived, but waits behind other
+                        # work on this loop, be read first — the referee's delays are not the bot's
+                        for _ in range(3):
+                            await asyncio.sleep(0)
                 finally:
                     timer.cancel()
                     pending.waiter = None
                     stream.waiters.discard(waiter)
-                used += (time.perf_counter() - started) * 1000
+                # the bot's clock runs from when the request was handed to gRPC, not from when it was
+                # queued (a request still unwritten means the bot stopped reading: its clock runs)
+                now = time.perf_counter()
+                handed = stream.written_at if stream.written >= pending.seq else started
+                used += (now - max(started, handed)) * 1000
                 if pending.future.done():
                     return self._answer(decision, pending.future.result(), used)
                 if session.stream is stream and not stream.closed.is_set():
+                    if used < limit:
+                        continue  # the request left late: the bot still has time
                     return Answer(
                         None,
                         used,
