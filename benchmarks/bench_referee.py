@@ -348,7 +348,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             ref_threaded.append(per_t)
             print(
                 f"round {i + 1}: bare {bare[-1] * 1e3:.3f} ms | SDK alone {sdk_inline[-1] * 1e3:.3f} ms "
-                f"(default {sdk_threaded[-1] * 1e3:.3f} ms) | referee {per * 1e3:.3f} ms a decision "
+                f"(--thread {sdk_threaded[-1] * 1e3:.3f} ms) | referee {per * 1e3:.3f} ms a decision "
                 f"({n} decisions; reply seen by the referee {inside * 1e3:.3f} ms; referee CPU {used * 1e3:.3f} ms) | "
                 f"worker-thread SDK {per_t * 1e3:.3f} ms"
             )
@@ -374,9 +374,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     print()
     print(f"bare grpc.aio bidi ping-pong        {_summary(bare)} a round trip")
     print(f"SDK alone, --inline                 {_summary(sdk_inline)} a decision (recorded requests)")
-    print(f"SDK alone, default                  {_summary(sdk_threaded)} a decision (worker thread)")
+    print(f"SDK alone, --thread                 {_summary(sdk_threaded)} a decision (worker thread)")
     print(f"through the referee, SDK --inline   {_summary(ref)} a decision")
-    print(f"through the referee, SDK default    {_summary(ref_threaded)} a decision (decide in a worker thread)")
+    print(f"through the referee, SDK --thread   {_summary(ref_threaded)} a decision (decide in a worker thread)")
     print(f"reply time seen by the referee      {_summary(measured)} (request queued -> reply in)")
     print(f"referee CPU                         {_summary(cpu)} a decision")
     print(f"bare server CPU                     {_summary(bare_cpu)} a round trip")
