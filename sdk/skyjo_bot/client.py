@@ -53,6 +53,7 @@ import grpc.aio
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 
 from skyjo_bot import convert
+from skyjo_bot.address import check_address
 from skyjo_bot.bot import Bot
 from skyjo_bot.types import Action, GameStart, Rules, View
 
@@ -174,7 +175,7 @@ class BotClient:
         if not token:
             raise ValueError("no bot token: pass --token TOKEN or set SKYJO_TOKEN (skyjo-ref serve issues tokens)")
         self.bot = bot
-        self.addr = addr.removeprefix("grpc://")
+        self.addr = check_address(addr, "referee address")
         self._token = token
         self.version = version if version is not None else str(bot.version)
         self.inline = inline

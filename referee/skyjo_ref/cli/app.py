@@ -17,6 +17,11 @@ import typer
 
 from skyjo_ref.cli import errors
 
+# gRPC's C core writes its own log lines to stderr (a failed bind, a bad header); the commands
+# say what went wrong in a sentence, so the core stays quiet unless --debug / SKYJO_DEBUG asks.
+if os.environ.get("SKYJO_DEBUG", "") in ("", "0") and "--debug" not in sys.argv:
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
 app = typer.Typer(
     name="skyjo-ref",
     help="Referee and tournaments for Skyjo bots.",

@@ -6,7 +6,6 @@ Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup`, render.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,10 +14,11 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from skyjo_bot.address import check_address
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
-from skyjo_ref.cli.options import rules_from_cli
+from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, write_json
 from skyjo_ref.match.stats import summarize
 from skyjo_ref.players import BotSpecError, parse_bot_spec
 from skyjo_ref.records import save
@@ -86,6 +86,12 @@ def match(
     except LineupError as exc:
         raise errors.UserError(str(exc)) from None
     tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, max_strikes=max_strikes, grace_ms=grace_ms)
+    check_json_target(json_file)
+    if referee is not None:
+        try:
+            referee = check_address(referee, "--referee")
+        except ValueError as exc:
+            raise errors.UserError(str(exc)) from None
     if records is not None:
         try:
             records.mkdir(parents=True, exist_ok=True)
@@ -140,9 +146,9 @@ def match(
         raise errors.Unfinished(f"cannot start the referee: {exc}") from None
 
     summary = _summary(result, specs=[b.text for b in specs], rules=rule_set)
-    _render(summary, result, Console(stderr=json_file is not None and str(json_file) == "-"))
+    _render(summary, result, table_console(stderr=json_file is not None and str(json_file) == "-"))
     if json_file is not None:
-        _write_json(json_file, summary)
+        write_json(json_file, summary)
     if result.end.error:
         raise errors.Unfinished(f"the match stopped after {len(result.records)} of {games} games: {result.end.error}")
 
@@ -184,14 +190,3 @@ def _render(summary: dict[str, Any], result: LineupResult, console: Console) -> 
     for name, faults in result.process_faults.items():
         for fault in faults:
             console.print(f"[yellow]bot process {name} {fault}; it was restarted[/]", highlight=False)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    text = json.dumps(data, indent=2) + "\n"
-    if str(path) == "-":
-        typer.echo(text, nl=False)
-        return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise errors.UserError(f"--json {path}: cannot write: {exc.strerror or exc}") from None

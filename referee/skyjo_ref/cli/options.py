@@ -1,10 +1,14 @@
-"""Options several commands share: rules from ``--rules`` and ``--option key=value``."""
+"""What several commands share: rules from ``--rules``/``--option``, ``--json`` output, the table console."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+import typer
+from rich.console import Console
 from skyjo_bot import Rules, RulesError
 
 from skyjo_ref.cli import errors
@@ -34,3 +38,31 @@ def rules_from_cli(preset: str, options: Iterable[str] = ()) -> Rules:
         return Rules.from_dict(data)
     except RulesError as exc:
         raise errors.UserError(str(exc)) from None
+
+
+def check_json_target(path: Path | None) -> None:
+    """Refuse a ``--json`` file that cannot be written, before any game is played."""
+    if path is None or str(path) == "-":
+        return
+    if path.is_dir():
+        raise errors.UserError(f"--json {path}: is a folder; expected a file name (or - for stdout)")
+    if not path.parent.is_dir():
+        raise errors.UserError(f"--json {path}: folder {path.parent} does not exist")
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
+    text = json.dumps(data, indent=2) + "\n"
+    if str(path) == "-":
+        typer.echo(text, nl=False)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise errors.UserError(f"--json {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def table_console(stderr: bool = False) -> Console:
+    """Where tables go; in a pipe or a CI log, wide enough that no column is cut."""
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=200)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
+from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl
 
 from skyjo_ref.cli import errors
@@ -72,8 +73,10 @@ def serve(
     )
     if max_message_bytes is not None:
         cfg.max_message_bytes = max_message_bytes
-    if cfg.address.rpartition(":")[0] == "" or not cfg.address.rpartition(":")[2].isdigit():
-        raise errors.UserError(f"--address {cfg.address!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+    try:
+        cfg.address = check_address(cfg.address, "--address")
+    except ValueError as exc:
+        raise errors.UserError(str(exc)) from None
     console = Console(stderr=True)
     try:
         asyncio.run(_serve(cfg, console, show_control_token=cfg.control_token is None))

@@ -7,7 +7,6 @@ tournament could not finish (finished games are kept); 130 interrupted.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -19,6 +18,7 @@ import typer
 from rich.console import Console
 
 from skyjo_ref.cli import errors
+from skyjo_ref.cli.options import check_json_target, table_console, write_json
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
 from skyjo_ref.tournament.display import LineObserver, RichObserver, render_tables
@@ -29,23 +29,6 @@ from skyjo_ref.tournament.tables import Tables, compute
 def register(app: typer.Typer) -> None:
     app.command("tournament")(tournament)
     app.command("ratings")(ratings)
-
-
-def _stdout() -> Console:
-    """Tables on stdout; in a pipe or a CI log, wide enough that no column is cut."""
-    console = Console()
-    return console if console.is_terminal else Console(width=200)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    try:
-        if str(path) == "-":
-            typer.echo(json.dumps(data, indent=2))
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise errors.UserError(f"--json {path}: cannot write: {exc.strerror or exc}") from None
 
 
 def _set_aside(folder: Path) -> Path:
@@ -96,11 +79,12 @@ def tournament(
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
-    stdout = _stdout()
+    stdout = table_console()
     try:
         config = load_config(config_file, output=output)
     except ConfigError as exc:
         raise errors.UserError(str(exc)) from None
+    check_json_target(json_file)
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
     if not errors.DEBUG:  # the tournament reports bot process faults itself (notes, and the store)
@@ -158,7 +142,7 @@ def tournament(
                 "already_stored": summary.already,
                 "seconds": round(summary.seconds, 3),
             }
-            _write_json(json_file, data)
+            write_json(json_file, data)
     finally:
         store.close()
 
@@ -220,6 +204,7 @@ def ratings(
     ] = None,
 ) -> None:
     """Print a tournament's tables from its results store, without playing."""
+    check_json_target(json_file)
     if not folder.is_dir():
         raise errors.UserError(f"{folder}: no such folder: expected a tournament output folder")
     try:
@@ -246,10 +231,10 @@ def ratings(
             interval_seed=saved.get("interval_seed", 0),
         )
         if json_file is not None and str(json_file) == "-":
-            _write_json(json_file, tables.to_json())
+            write_json(json_file, tables.to_json())
             return
-        render_tables(_stdout(), tables, title=f"{name}: Elo")
+        render_tables(table_console(), tables, title=f"{name}: Elo")
         if json_file is not None:
-            _write_json(json_file, tables.to_json())
+            write_json(json_file, tables.to_json())
     finally:
         store.close()

@@ -383,12 +383,6 @@ class Game:
         if self.over:
             self._rank(announce=False)
 
-    def round_hand_sizes(self) -> list[int]:
-        """Cards still in each grid (not removed), a public fact."""
-        return [sum(1 for s in states if s != REMOVED) for states in self.states]
-
-    # ------------------------------------------------------------------- acting
-
     def apply(self, action: Action, auto: str | None = None) -> None:
         """Apply the due seat's ``action``; ``auto`` tags one the referee chose for it.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Mapping
@@ -194,8 +193,11 @@ class RefereeServer:
         reflection.enable_server_reflection(names, server)
         try:
             port = server.add_insecure_port(c.address)
-        except RuntimeError as exc:
-            raise OSError(f"cannot listen on {c.address}: {exc}") from None
+        except RuntimeError:  # grpc says only "Failed to bind"
+            raise OSError(
+                f"cannot listen on {c.address}: the port is in use (another referee?) "
+                "or the host is not an address of this machine"
+            ) from None
         if port == 0:
             raise OSError(f"cannot listen on {c.address}: the address is in use or invalid")
         await server.start()
@@ -500,9 +502,3 @@ def spec_to_proto(spec: MatchSpec) -> pb.StartMatchRequest:
         rotate_seats=spec.rotate_seats,
         concurrency=spec.concurrency,
     )
-
-
-def record_from_json(text: str) -> dict[str, Any]:
-    data = json.loads(text)
-    assert isinstance(data, dict)
-    return data

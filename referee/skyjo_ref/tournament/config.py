@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import yaml
+from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl
 
 from skyjo_ref.bots import BUILTIN_BOTS
@@ -381,7 +382,11 @@ def _time_control(check: _Checker, raw: Any) -> TimeControl:
     return TimeControl(**values)
 
 
-_ADDRESS: Final = re.compile(r"^(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")
+def _is_address(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and bool(check_address(value))
+    except ValueError:
+        return False
 
 
 def _referee(check: _Checker, raw: Any) -> RefereeConfig:
@@ -389,7 +394,7 @@ def _referee(check: _Checker, raw: Any) -> RefereeConfig:
         raw = {}
     ref = check.mapping(raw, ("referee",), REFEREE_KEYS, "address and control_token, or listen")
     address = ref.get("address")
-    if address is not None and (not isinstance(address, str) or not _ADDRESS.match(address)):
+    if address is not None and not _is_address(address):
         raise check.fail(("referee", "address"), f"expected host:port of a running referee, got {address!r}")
     token = ref.get("control_token")
     if token is not None:
@@ -402,7 +407,7 @@ def _referee(check: _Checker, raw: Any) -> RefereeConfig:
                 "a running referee needs its control token: set referee.control_token or SKYJO_CONTROL_TOKEN",
             )
     listen = ref.get("listen", "127.0.0.1:0")
-    if not isinstance(listen, str) or not _ADDRESS.match(listen):
+    if not _is_address(listen):
         raise check.fail(("referee", "listen"), f"expected host:port to listen on (port 0: any), got {listen!r}")
     if address is not None and "listen" in ref:
         raise check.fail(("referee", "listen"), "give either address (a running referee) or listen, not both")

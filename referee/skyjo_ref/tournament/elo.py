@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -240,7 +240,3 @@ def _percentile(values: Sequence[float], q: float) -> float:
 def expected_score(elo_a: float, elo_b: float) -> float:
     """The Bradley-Terry probability that a beats b (a draw counting half)."""
     return float(1.0 / (1.0 + 10.0 ** ((elo_b - elo_a) / 400.0)))
-
-
-def ratings_by_name(ratings: Sequence[Rating]) -> Mapping[str, Rating]:
-    return {r.name: r for r in ratings}
