@@ -204,3 +204,22 @@ def test_a_good_config_resolves_paths_next_to_the_file(tmp_path: Path) -> None:
     assert mine.python == f"{(tmp_path / 'bots' / 'mine.py').resolve()}:Mine" and mine.env == {"LEVEL": "3"}
     assert cfg.bot("cmd").command == ("ls", "-l") and cfg.bot("cmd").cwd == tmp_path.resolve() / "bots"
     assert cfg.rating.anchor == "g" and cfg.rating.elo == 1000 and cfg.rating.interval_seed == "spring"
+
+
+def test_a_bot_file_that_does_not_compile_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("x = = 1\n", encoding="utf-8")
+    config = tmp_path / "t.yaml"
+    config.write_text(GOOD_BOTS + "  - name: b\n    python: broken.py\n", encoding="utf-8")
+    result = run_cli("tournament", str(config), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "bots[2].python" in result.stderr and "line 1" in result.stderr and "does not compile" in result.stderr
+
+
+def test_a_bot_file_without_a_bot_stops_with_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "nobot.py").write_text("X = 1\n", encoding="utf-8")
+    config = tmp_path / "t.yaml"
+    config.write_text("deals: 1\n" + GOOD_BOTS + "  - name: b\n    python: nobot.py\n", encoding="utf-8")
+    result = run_cli("tournament", str(config), "--plain", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "bot 'b' cannot run" in result.stderr and "no bot in" in result.stderr
+    assert "Traceback" not in result.stderr

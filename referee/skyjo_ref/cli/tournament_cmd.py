@@ -101,6 +101,9 @@ def tournament(
             observer = LineObserver(stderr)
         try:
             summary = _run(runner.run(config, store, observer, concurrency=concurrency))
+        except runner.TournamentBotError as exc:
+            observer.stop()
+            raise errors.UserError(f"{exc}; fix the bot and run the same command again") from None
         except runner.TournamentUnfinished as exc:
             observer.stop()
             raise errors.Unfinished(

@@ -25,9 +25,12 @@ from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
 from skyjo_ref.tournament.config import BotEntry, TournamentConfig
-from skyjo_ref.tournament.runner import Observer, TournamentUnfinished
+from skyjo_ref.tournament.runner import Observer, TournamentBotError, TournamentUnfinished
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
+
+#: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
+SDK_USAGE_ERROR = 2
 
 #: Restarts of one bot process before the bot stops the run (exit 3; a rerun starts afresh).
 MAX_RESTARTS: Final = 3
@@ -264,6 +267,11 @@ class RefereeBackend:
                     self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
             if worker.gave_up:
                 if worker.bot not in self.connected_once:
+                    if all(fault.returncode == SDK_USAGE_ERROR for fault in process.faults):
+                        self.failure = TournamentBotError(
+                            f"bot {worker.bot!r} cannot run: {process.faults[-1].describe()}; see {process.log_path}"
+                        )
+                        return
                     self.failure = TournamentUnfinished(
                         f"bot {worker.bot!r}: its process exited {len(process.faults)} times without ever "
                         f"connecting (last: {process.faults[-1].describe()}); see {process.log_path}"

@@ -518,6 +518,12 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
             file = base / file
         if not file.is_file():
             raise check.fail(path, f"file {file} does not exist: expected a Python bot file (path/bot.py[:Class])")
+        try:  # a syntax error is the user's to fix now, not a bot process that keeps crashing later
+            compile(file.read_bytes(), str(file), "exec")
+        except SyntaxError as exc:
+            raise check.fail(path, f"{file}, line {exc.lineno}: {exc.msg}: the bot file does not compile") from None
+        except (OSError, ValueError) as exc:
+            raise check.fail(path, f"cannot read {file}: {exc}") from None
         return f"{file.resolve()}:{cls}" if cls else str(file.resolve())
     if not cls:
         raise check.fail(path, f"{spec!r} is neither a .py file nor module:Class: expected path/bot.py or module:Class")

@@ -36,6 +36,10 @@ class TournamentUnfinished(RuntimeError):
     """The run stopped before its end (a bot or the referee failed); finished games are kept."""
 
 
+class TournamentBotError(TournamentUnfinished):
+    """A bot that cannot run at all as configured (it cannot be loaded): the user's input to fix."""
+
+
 def fingerprint(config: TournamentConfig) -> dict[str, Any]:
     """What the stored results mean: a store refuses a config that changes any of it."""
     return {
