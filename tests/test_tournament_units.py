@@ -8,7 +8,7 @@ import pytest
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules import Game
-from skyjo_ref.tournament.schedule import GameId, deal_seed, schedule
+from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
 from skyjo_ref.tournament.store import Store, StoreError
 
 
@@ -20,7 +20,7 @@ def test_schedule_is_a_duplicate_round_robin() -> None:
     assert [g.deal for g in games] == sorted(g.deal for g in games)  # deal by deal
     three = GameId(("a", "b", "c"), 4, 2)
     assert three.seats == ("c", "a", "b") and GameId.parse(three.key) == three
-    assert deal_seed(7, 1) == deal_seed(7, 1) != deal_seed(7, 2)
+    assert deal_match_seed(7, 1) == deal_match_seed(7, 1) != deal_match_seed(7, 2)
 
 
 def test_game_identity_survives_a_growing_league() -> None:

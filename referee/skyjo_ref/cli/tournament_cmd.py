@@ -19,9 +19,9 @@ from rich.console import Console
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import check_json_target, table_console, write_json
+from skyjo_ref.cli.tournament_view import LineObserver, RichObserver, render_tables
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
-from skyjo_ref.tournament.display import LineObserver, RichObserver, render_tables
 from skyjo_ref.tournament.store import Store, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
 

@@ -3,6 +3,6 @@
 ``config`` reads and checks the YAML file; ``schedule`` lists the games;
 ``store`` keeps every finished game; ``elo`` and ``tables`` rate them;
 ``runner`` plays what the store lacks through ``backend`` (a referee reached
-through MatchService); ``display`` renders progress and tables. See
+through MatchService). Rendering lives with the CLI (``cli/tournament_view``). See
 docs/tournaments.md.
 """

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from skyjo_ref.tournament.config import BotEntry, TournamentConfig
-from skyjo_ref.tournament.schedule import GameId, deal_seed, schedule
+from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
 
@@ -159,7 +159,7 @@ async def run(
                 window = itertools.islice(enumerate(pending), PICK_WINDOW)
                 index = next((i for i, g in window if referee.ready(g)), 0)
                 game = pending.pop(index)
-                seed = deal_seed(config.seed, game.deal)
+                seed = deal_match_seed(config.seed, game.deal)
                 seats = [(name, config.bot(name)) for name in game.seats]
                 t0 = time.monotonic()
                 record = await referee.play(seats, seed, game)

@@ -54,8 +54,13 @@ class GameId:
         return f"{table}__d{self.deal}_r{self.rotation}.json"
 
 
-def deal_seed(seed: int | str, deal: int) -> str:
-    """The seed of deal ``deal``: the same for every table and every rotation."""
+def deal_match_seed(seed: int | str, deal: int) -> str:
+    """The match seed for deal ``deal``, the same for every table and rotation.
+
+    Each game is a one-game match on the referee with this seed; the referee
+    derives the cards from it (``skyjo_ref.match.deal_seed``), so equal match
+    seeds mean equal cards.
+    """
     return f"{seed}/deal/{deal}"
 
 
