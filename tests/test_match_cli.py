@@ -191,3 +191,25 @@ def test_sigterm_stops_the_match_and_its_bot_processes() -> None:
         except ProcessLookupError:
             continue
         raise AssertionError(f"bot process {pid} outlived the match")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_serve_refuses_a_port_that_is_taken(host: str) -> None:
+    """gRPC alone would bind [::1] for localhost and say nothing; the referee says the port is in use."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = skyjo("serve", "--address", f"{host}:{port}", timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert f"port {port} of 127.0.0.1 is in use" in result.stderr
+    assert "Traceback" not in result.stderr and "GRPC_VERBOSITY" not in result.stderr
+
+
+def test_serve_refuses_a_port_out_of_range() -> None:
+    result = skyjo("serve", "--address", "127.0.0.1:99999", timeout=60)
+    assert result.returncode == 2
+    assert "the port must be 0-65535" in result.stderr

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import itertools
 import logging
 import secrets
+import socket
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +193,7 @@ class RefereeServer:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
+        _refuse_taken_port(c.address)
         try:
             port = server.add_insecure_port(c.address)
         except RuntimeError:  # grpc says only "Failed to bind"
@@ -502,3 +505,29 @@ def spec_to_proto(spec: MatchSpec) -> pb.StartMatchRequest:
         rotate_seats=spec.rotate_seats,
         concurrency=spec.concurrency,
     )
+
+
+def _refuse_taken_port(address: str) -> None:
+    """Fail when any address ``address`` resolves to has its port taken.
+
+    gRPC binds every resolved address it can and says nothing about the rest:
+    ``localhost:PORT`` would listen on [::1] alone while another server holds
+    127.0.0.1, and bots would reach that other server.
+    """
+    host, _, port_text = address.rpartition(":")
+    if port_text == "0":
+        return
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, int(port_text), type=socket.SOCK_STREAM)
+    except (OSError, ValueError):
+        return  # gRPC's own bind reports what is wrong with the address
+    for family, kind, proto, _, sockaddr in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise OSError(
+                        f"cannot listen on {address}: port {port_text} of {sockaddr[0]} is in use (another referee?)"
+                    ) from None
