@@ -19,10 +19,10 @@ from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
-from skyjo_bot import Action, ActionKind, Bot, DecisionKind, Event, EventKind, GameResult, GameStart, Grid, View
-from skyjo_bot.types import COLUMNS, GRID_SIZE, ROWS, SlotState
+from skyjo_bot import Action, ActionKind, Bot, DecisionKind, Event, EventKind, GameResult, GameStart, View
+from skyjo_bot.types import GRID_SIZE, SlotState
 
-from skyjo_ref.cli.replay_view import card_text
+from skyjo_ref.cli.replay_view import grid_table
 
 HELP = """\
 [bold]Actions[/] (positions 0-11, row by row: the small numbers in each grid)
@@ -150,28 +150,6 @@ def why_illegal(action: Action, view: View) -> str:
 # ---------------------------------------------------------------------- rendering
 
 
-def grid_panel(grid: Grid, title: str, highlight: bool = False) -> Table:
-    """One grid, each slot labelled with its position: ``?`` hidden, ``.`` removed."""
-    table = Table(
-        title=title,
-        show_header=False,
-        title_style="bold reverse" if highlight else "bold",
-        padding=(0, 1),
-    )
-    for _ in range(COLUMNS):
-        table.add_column(justify="right", min_width=5)
-    for row in range(ROWS):
-        cells = []
-        for column in range(COLUMNS):
-            pos = 4 * row + column
-            cell = Text()
-            cell.append(f"{pos}:", style="dim")
-            cell.append_text(card_text(grid.states[pos], grid.values[pos]))
-            cells.append(cell)
-        table.add_row(*cells)
-    return table
-
-
 def render_view(view: View, recent: Sequence[str] = ()) -> RenderableType:
     """The whole table as this seat sees it, with what happened since its last decision."""
     parts: list[RenderableType] = []
@@ -182,7 +160,7 @@ def render_view(view: View, recent: Sequence[str] = ()) -> RenderableType:
     for seat, grid in enumerate(view.grids):
         who = "you" if seat == view.seat else view.players[seat]
         title = f"{seat} {who}  total {view.totals[seat]}  shown {grid.revealed_sum():+d}"
-        panels.append(grid_panel(grid, title, highlight=seat == view.seat))
+        panels.append(grid_table(grid, title, highlight=seat == view.seat, labels=True))
     parts.append(Columns(panels, padding=(0, 3)))
     top = "empty" if view.discard_top is None else str(view.discard_top)
     status = Text(f"Round {view.round + 1}  ·  discard top: ", style="")

@@ -149,7 +149,8 @@ def card_text(state: SlotState, value: int | None) -> Text:
     return Text(str(value), style=style)
 
 
-def grid_table(grid: Grid, title: str, highlight: bool = False) -> Table:
+def grid_table(grid: Grid, title: str, highlight: bool = False, labels: bool = False) -> Table:
+    """One grid: ``?`` hidden, ``.`` removed; with ``labels`` each slot shows its position (``5:-2``)."""
     table = Table(
         title=title,
         show_header=False,
@@ -158,9 +159,14 @@ def grid_table(grid: Grid, title: str, highlight: bool = False) -> Table:
         padding=(0, 1),
     )
     for _ in range(COLUMNS):
-        table.add_column(justify="right", min_width=2)
+        table.add_column(justify="right", min_width=5 if labels else 2)
     for row in range(ROWS):
-        table.add_row(*(card_text(grid.states[4 * row + c], grid.values[4 * row + c]) for c in range(COLUMNS)))
+        cells = []
+        for pos in range(COLUMNS * row, COLUMNS * (row + 1)):
+            cell = Text(f"{pos}:", style="dim") if labels else Text()
+            cell.append_text(card_text(grid.states[pos], grid.values[pos]))
+            cells.append(cell)
+        table.add_row(*cells)
     return table
 
 
