@@ -1,4 +1,4 @@
-"""Who plays: bot specs as users write them, and the bot processes the referee manages.
+"""Who plays: bot specs as users write them (command line, tournament config) and the bot processes the referee runs.
 
 A spec on the command line is one of::
 
@@ -37,6 +37,7 @@ from skyjo_ref.bots import BUILTIN_BOTS
 log = logging.getLogger(__name__)
 
 BotKind = Literal["builtin", "python", "command", "remote"]
+BOT_KINDS: Final[tuple[BotKind, ...]] = ("builtin", "python", "command", "remote")
 
 SPEC_FORMS: Final = (
     "a built-in name ({builtins}), a Python file (bot.py or bot.py:ClassName), "
@@ -54,7 +55,10 @@ def _forms() -> str:
 
 @dataclass(frozen=True, slots=True)
 class BotSpec:
-    """One bot, as the user named it. ``python`` is the SDK runner's spec (file path made absolute)."""
+    """One bot, as the user named it (a command-line spec or a tournament config entry), the one
+    description of a bot everywhere. ``python`` is the SDK runner's spec (file path made absolute);
+    ``token`` is a remote bot's own token when the user chose it (tournament config), else the
+    referee issues one."""
 
     kind: BotKind
     name: str
@@ -64,11 +68,22 @@ class BotSpec:
     command: tuple[str, ...] = ()
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    token: str | None = None
 
     @property
     def managed(self) -> bool:
         """Whether the referee side starts a process for it."""
         return self.kind in ("python", "command")
+
+    def describe(self) -> str:
+        """Its kind and what it runs, for messages (``python /abs/bot.py:Mine``, ``command ls -l``)."""
+        if self.kind == "builtin":
+            return f"builtin {self.builtin}"
+        if self.kind == "python":
+            return f"python {self.python}"
+        if self.kind == "command":
+            return "command " + shlex.join(self.command)
+        return "remote"
 
     def process_command(self) -> tuple[str, ...]:
         """The command line of the bot's process (Python bots: the SDK runner in this interpreter)."""

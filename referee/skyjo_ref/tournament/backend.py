@@ -24,7 +24,7 @@ from typing import Any, Final
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
-from skyjo_ref.tournament.config import BotEntry, TournamentConfig
+from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.runner import Observer, TournamentBotError, TournamentUnfinished
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
@@ -36,13 +36,6 @@ SDK_USAGE_ERROR = 2
 MAX_RESTARTS: Final = 3
 #: How long a stopped process may take to exit after SIGTERM before SIGKILL.
 STOP_TIMEOUT_S: Final = 3.0
-
-
-def bot_spec(entry: BotEntry) -> BotSpec:
-    """The referee side's spec for a managed bot's process (``players.BotSpec``)."""
-    if entry.kind == "python":
-        return BotSpec("python", entry.name, entry.python or "", python=entry.python, cwd=entry.cwd, env=entry.env)
-    return BotSpec("command", entry.name, entry.describe(), command=entry.command or (), cwd=entry.cwd, env=entry.env)
 
 
 @dataclass(slots=True)
@@ -123,7 +116,7 @@ class RefereeBackend:
                 return False
         return True
 
-    async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]:
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
         """Play ``game`` (seats in order) on the referee and return its record."""
         held: list[_Worker] = []
         remotes = {name for name, entry in seats if entry.kind == "remote"}
@@ -168,7 +161,7 @@ class RefereeBackend:
         assert record is not None
         return record
 
-    def _check_connected(self, record: dict[str, Any], game: GameId, seats: Sequence[tuple[str, BotEntry]]) -> None:
+    def _check_connected(self, record: dict[str, Any], game: GameId, seats: Sequence[tuple[str, BotSpec]]) -> None:
         """A bot that has never connected is not playing badly but not playing: stop, keep nothing of this game.
 
         (A bot that did connect before and misses a game's start, say while its
@@ -208,7 +201,7 @@ class RefereeBackend:
         number = len(pool) + 1
         self.log_dir.mkdir(parents=True, exist_ok=True)
         process = ManagedBot(
-            bot_spec(entry),
+            entry,
             self.address,
             token,
             max_restarts=MAX_RESTARTS,

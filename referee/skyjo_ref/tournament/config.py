@@ -17,18 +17,16 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import yaml
 from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl
 
 from skyjo_ref.bots import BUILTIN_BOTS
-
-BotKind = Literal["builtin", "python", "command", "remote"]
-BOT_KINDS: Final[tuple[BotKind, ...]] = ("builtin", "python", "command", "remote")
+from skyjo_ref.players import BOT_KINDS, BotSpec
 
 #: Bot names become parts of game keys and file names: keep them plain.
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -78,34 +76,6 @@ class RefereeConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class BotEntry:
-    """One bot of the tournament, exactly one kind, its paths already resolved."""
-
-    name: str
-    kind: BotKind
-    builtin: str | None = None
-    python: str | None = None  # an absolute "file.py[:Class]" or "module:Class"
-    command: tuple[str, ...] | None = None
-    cwd: Path | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    token: str | None = None
-
-    @property
-    def managed(self) -> bool:
-        """True when the tournament starts this bot's processes itself."""
-        return self.kind in ("python", "command")
-
-    def describe(self) -> str:
-        if self.kind == "builtin":
-            return f"builtin {self.builtin}"
-        if self.kind == "python":
-            return f"python {self.python}"
-        if self.kind == "command":
-            return "command " + shlex.join(self.command or ())
-        return "remote"
-
-
-@dataclass(frozen=True, slots=True)
 class TournamentConfig:
     """A checked tournament config."""
 
@@ -121,13 +91,13 @@ class TournamentConfig:
     output: Path
     referee: RefereeConfig
     rating: RatingConfig
-    bots: tuple[BotEntry, ...]
+    bots: tuple[BotSpec, ...]
 
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bots)
 
-    def bot(self, name: str) -> BotEntry:
+    def bot(self, name: str) -> BotSpec:
         for entry in self.bots:
             if entry.name == name:
                 return entry
@@ -293,7 +263,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         )
     if not isinstance(bots_raw, list) or not bots_raw:
         raise check.fail(("bots",), f"expected a non-empty list of bots, got {_kind(bots_raw)}")
-    bots: list[BotEntry] = []
+    bots: list[BotSpec] = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(bots_raw):
         entry = _bot(check, raw, ("bots", index), base)
@@ -441,7 +411,7 @@ def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str
     return RatingConfig(anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed)
 
 
-def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotEntry:
+def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotSpec:
     kinds = ", ".join(BOT_KINDS)
     bot = check.mapping(raw, path, BOT_KEYS, f"a name and one of {kinds}")
     if "name" not in bot:
@@ -489,22 +459,20 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotEntry:
     if kind == "builtin":
         if not isinstance(value, str) or value not in BUILTIN_BOTS:
             raise check.fail(vpath, f"no built-in bot {value!r}: expected one of {', '.join(sorted(BUILTIN_BOTS))}")
-        return BotEntry(name=name, kind="builtin", builtin=value)
+        return BotSpec("builtin", name, value, builtin=value)
     if kind == "python":
         spec = check.string(value, vpath, "a Python file (path/bot.py[:Class]) or module:Class")
-        return BotEntry(
-            name=name, kind="python", python=_python_spec(check, spec, vpath, cwd or base), cwd=cwd, env=env
-        )
+        return BotSpec("python", name, spec, python=_python_spec(check, spec, vpath, cwd or base), cwd=cwd, env=env)
     if kind == "command":
         argv = _command(check, value, vpath, cwd or base, env)
-        return BotEntry(name=name, kind="command", command=argv, cwd=cwd or base, env=env)
+        return BotSpec("command", name, "cmd:" + shlex.join(argv), command=argv, cwd=cwd or base, env=env)
     remote = check.mapping(value, vpath, REMOTE_KEYS, "the token the bot connects with")
     if "token" not in remote:
         raise check.fail(vpath, "missing key 'token': expected the token the remote bot connects with")
     token = check.string(remote["token"], (*vpath, "token"), "a token string")
     if not re.fullmatch(r"[!-~]{8,200}", token):
         raise check.fail((*vpath, "token"), "expected 8-200 printable characters without spaces")
-    return BotEntry(name=name, kind="remote", token=token)
+    return BotSpec("remote", name, f"remote:{name}", token=token)
 
 
 def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from skyjo_ref.tournament.config import BotEntry, TournamentConfig
+from skyjo_ref.players import BotSpec
+from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
@@ -107,7 +108,7 @@ class GameBackend(Protocol):
     def ready(self, game: GameId) -> bool:
         """Whether ``game`` can start now without starting a new bot process."""
 
-    async def play(self, seats: Sequence[tuple[str, BotEntry]], seed: str, game: GameId) -> dict[str, Any]: ...
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]: ...
 
     async def aclose(self) -> None: ...
 
