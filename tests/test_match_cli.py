@@ -120,6 +120,30 @@ def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path, capsys: pyte
     assert out.returncode == 2 and "unknown bot 'grumpy'" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_serve_config_mistakes_are_one_line_with_the_place_and_exit_2(tmp_path: Path) -> None:
+    """The config file is checked like the flags (same limits) and its errors read FILE:LINE: key: expected."""
+    config = tmp_path / "referee.yaml"
+    cases = [
+        ("address: 127.0.0.1:0\nmax_message_bytes: -1\n", ":2: max_message_bytes: expected an integer from 1024"),
+        ("time_control:\n  bank_ms: 5\n  decision_ms: -1\n", ":3: time_control.decision_ms: expected an integer"),
+        ("time_control: {decison_ms: 5}\n", "time_control.decison_ms: unknown key 'decison_ms' (did you mean"),
+        ("adress: 127.0.0.1:0\n", ":1: adress: unknown key 'adress' (did you mean 'address'?)"),
+        ("time_control: {decision_ms: 5\ntokens: [\n", ": not valid YAML: "),
+    ]
+    for text, message in cases:
+        config.write_text(text)
+        out = skyjo("serve", "--config", str(config), timeout=60)
+        assert out.returncode == 2, (text, out.stderr)
+        assert out.stderr.startswith(f"error: {config}") and message in out.stderr, (text, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, (text, out.stderr)
+    for flags, message in (
+        (["--decision-ms", "-1"], "--decision-ms: expected an integer from 0 to"),
+        (["--max-message-bytes", "100"], "--max-message-bytes: expected an integer from 1024"),
+    ):
+        out = skyjo("serve", *flags, timeout=60)
+        assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
 def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
     env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
     server = subprocess.Popen(

@@ -523,7 +523,9 @@ def test_server_config_files_are_checked(tmp_path: Path) -> None:
         ("adress: x\n", "unknown key 'adress'"),
         ("tokens: [a, b]\n", "tokens: expected a mapping"),
         ("time_control: {decision: 5}\n", "unknown key 'decision'"),
-        ("time_control: {decision_ms: -5}\n", "decision_ms must be an integer >= 0"),
+        ("time_control: {decision_ms: -5}\n", r":1: time_control\.decision_ms: expected an integer from 0 to"),
+        ("control_token: c\ntime_control:\n  bank_ms: x\n", r":3: time_control\.bank_ms: expected an integer"),
+        ("max_message_bytes: -1\n", r":1: max_message_bytes: expected an integer from 1024"),
         ("max_message_bytes: big\n", "expected an integer"),
         ("[unclosed\n", "not valid YAML"),
     ):

@@ -11,6 +11,7 @@ columns 0-3); column ``c`` is positions ``c, c+4, c+8``.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -448,20 +449,61 @@ class Event(NamedTuple):
 # ------------------------------------------------------------------ game start / end
 
 
+class TimeControlError(ValueError):
+    """A time control that cannot be used: ``key`` names the setting (None: the whole mapping is wrong),
+    ``problem`` says what is expected, so each caller can say where (file line, flag) itself."""
+
+    def __init__(self, key: str | None, problem: str) -> None:
+        super().__init__(f"time control {key}: {problem}" if key else f"time control: {problem}")
+        self.key = key
+        self.problem = problem
+
+
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """How long a seat may think, and how many faults it may make, in one game."""
+    """How long a seat may think, and how many faults it may make, in one game.
+
+    The one place that owns the limits: every field is an integer from 0 to
+    :attr:`MAX` (24 h in ms, well inside the protocol's uint32); 0 means no
+    limit (decision_ms, bank_ms), never (max_strikes) or no grace (grace_ms).
+    Config files and command-line flags all go through :meth:`from_mapping`.
+    """
 
     decision_ms: int = 2000  # limit for one decision
     bank_ms: int = 120_000  # every decision's time is taken from this bank for the whole game
     max_strikes: int = 3  # strikes (timeout, illegal, malformed) before the seat forfeits
     grace_ms: int = 10_000  # how long a disconnected seat may stay away before it forfeits
 
+    KEYS: ClassVar[tuple[str, ...]] = ("decision_ms", "bank_ms", "max_strikes", "grace_ms")
+    MAX: ClassVar[int] = 24 * 3600 * 1000
+
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"time control {f.name} must be an integer >= 0, got {value!r}")
+        for key in self.KEYS:
+            self.check(key, getattr(self, key))
+
+    @classmethod
+    def check(cls, key: str, value: Any) -> int:
+        """``value`` if it is a valid ``key`` setting, else :class:`TimeControlError`."""
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= cls.MAX:
+            raise TimeControlError(key, f"expected an integer from 0 to {cls.MAX}, got {value!r}")
+        return value
+
+    @classmethod
+    def from_mapping(cls, data: Any, defaults: TimeControl | None = None) -> TimeControl:
+        """A time control from ``{decision_ms, bank_ms, max_strikes, grace_ms}`` (``None``: all defaults);
+        missing keys take ``defaults`` (default: the class defaults)."""
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise TimeControlError(None, f"expected a mapping of {', '.join(cls.KEYS)}, got {type(data).__name__}")
+        for key in data:
+            if key not in cls.KEYS:
+                close = difflib.get_close_matches(key, cls.KEYS, n=1, cutoff=0.6) if isinstance(key, str) else []
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise TimeControlError(str(key), f"unknown key {key!r}{hint}: expected one of {', '.join(cls.KEYS)}")
+        base = defaults if defaults is not None else cls()
+        values = {key: data[key] if key in data else getattr(base, key) for key in cls.KEYS}
+        return cls(**{key: cls.check(key, value) for key, value in values.items()})
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from skyjo_bot.address import check_address
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
-from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, write_json
+from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, time_control_from_cli, write_json
 from skyjo_ref.match.stats import summarize
 from skyjo_ref.players import BotSpecError, parse_bot_spec
 from skyjo_ref.records import save
@@ -66,11 +66,15 @@ def match(
         str | None,
         typer.Option(envvar="SKYJO_CONTROL_TOKEN", help="The --referee's control token.", show_default=False),
     ] = None,
-    decision_ms: Annotated[int, typer.Option(min=1, help="Time limit per decision, ms.")] = _DEFAULT_TC.decision_ms,
-    bank_ms: Annotated[int, typer.Option(min=1, help="Time bank per seat per game, ms.")] = _DEFAULT_TC.bank_ms,
-    max_strikes: Annotated[int, typer.Option(min=1, help="Strikes before a seat forfeits.")] = _DEFAULT_TC.max_strikes,
+    decision_ms: Annotated[
+        int, typer.Option(help="Time limit per decision, ms (0: no limit).")
+    ] = _DEFAULT_TC.decision_ms,
+    bank_ms: Annotated[int, typer.Option(help="Time bank per seat per game, ms (0: no bank).")] = _DEFAULT_TC.bank_ms,
+    max_strikes: Annotated[
+        int, typer.Option(help="Strikes before a seat forfeits (0: never).")
+    ] = _DEFAULT_TC.max_strikes,
     grace_ms: Annotated[
-        int, typer.Option(min=0, help="How long a disconnected bot may stay away, ms.")
+        int, typer.Option(help="How long a disconnected bot may stay away, ms.")
     ] = _DEFAULT_TC.grace_ms,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
@@ -85,7 +89,9 @@ def match(
         lineup = Lineup(specs, n)
     except LineupError as exc:
         raise errors.UserError(str(exc)) from None
-    tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, max_strikes=max_strikes, grace_ms=grace_ms)
+    tc = time_control_from_cli(
+        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
+    )
     check_json_target(json_file)
     if referee is not None:
         try:

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from skyjo_bot import Rules, RulesError
+from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
 
@@ -28,6 +29,16 @@ def parse_option(text: str) -> tuple[str, Any]:
         except ValueError:
             pass
     return key.strip(), value
+
+
+def time_control_from_cli(flags: Mapping[str, int | None], base: TimeControl | None = None) -> TimeControl:
+    """The time control ``--decision-ms`` etc. ask for, checked by :class:`TimeControl` (which owns the
+    limits, as for config files); flags left at ``None`` keep ``base``'s values. UserError when wrong."""
+    try:
+        return TimeControl.from_mapping({key: value for key, value in flags.items() if value is not None}, base)
+    except TimeControlError as exc:
+        flag = "--" + (exc.key or "time-control").replace("_", "-")
+        raise errors.UserError(f"{flag}: {exc.problem}") from None
 
 
 def rules_from_cli(preset: str, options: Iterable[str] = ()) -> Rules:

@@ -11,10 +11,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from skyjo_bot.address import check_address
-from skyjo_bot.types import TimeControl
 
 from skyjo_ref.cli import errors
+from skyjo_ref.cli.options import time_control_from_cli
 from skyjo_ref.server import ConfigError, RefereeServer, ServerConfig
+from skyjo_ref.server.server import MIN_MESSAGE_BYTES, check_message_bytes
 
 
 def register(app: typer.Typer) -> None:
@@ -48,11 +49,13 @@ def serve(
     token: Annotated[
         list[str] | None, typer.Option("--token", metavar="NAME=TOKEN", help="A bot token known from the start.")
     ] = None,
-    decision_ms: Annotated[int | None, typer.Option(min=1, help="Default time limit per decision, ms.")] = None,
-    bank_ms: Annotated[int | None, typer.Option(min=1, help="Default time bank per seat per game, ms.")] = None,
-    max_strikes: Annotated[int | None, typer.Option(min=1, help="Default strikes before a seat forfeits.")] = None,
-    grace_ms: Annotated[int | None, typer.Option(min=0, help="Default reconnection grace period, ms.")] = None,
-    max_message_bytes: Annotated[int | None, typer.Option(min=1024, help="Largest message a bot may send.")] = None,
+    decision_ms: Annotated[int | None, typer.Option(help="Default time limit per decision, ms (0: no limit).")] = None,
+    bank_ms: Annotated[int | None, typer.Option(help="Default time bank per seat per game, ms (0: no bank).")] = None,
+    max_strikes: Annotated[int | None, typer.Option(help="Default strikes before a seat forfeits (0: never).")] = None,
+    grace_ms: Annotated[int | None, typer.Option(help="Default reconnection grace period, ms.")] = None,
+    max_message_bytes: Annotated[
+        int | None, typer.Option(help=f"Largest message a bot may send (at least {MIN_MESSAGE_BYTES}).")
+    ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
     try:
@@ -64,15 +67,15 @@ def serve(
     if control_token is not None:
         cfg.control_token = control_token
     cfg.tokens = {**cfg.tokens, **_tokens(token or [])}
-    tc = cfg.time_control
-    cfg.time_control = TimeControl(
-        decision_ms=decision_ms if decision_ms is not None else tc.decision_ms,
-        bank_ms=bank_ms if bank_ms is not None else tc.bank_ms,
-        max_strikes=max_strikes if max_strikes is not None else tc.max_strikes,
-        grace_ms=grace_ms if grace_ms is not None else tc.grace_ms,
+    cfg.time_control = time_control_from_cli(
+        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms},
+        cfg.time_control,
     )
     if max_message_bytes is not None:
-        cfg.max_message_bytes = max_message_bytes
+        try:
+            cfg.max_message_bytes = check_message_bytes(max_message_bytes)
+        except ValueError as exc:
+            raise errors.UserError(f"--max-message-bytes: {exc}") from None
     try:
         cfg.address = check_address(cfg.address, "--address")
     except ValueError as exc:
@@ -93,11 +96,10 @@ async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: boo
         loop.add_signal_handler(sig, stop.set)
     tc = cfg.time_control
     console.print(f"[bold]skyjo-ref referee[/] listening on [bold]{server.address}[/]", highlight=False)
-    console.print(
-        f"time control: {tc.decision_ms} ms a decision, {tc.bank_ms} ms bank a game, "
-        f"{tc.max_strikes} strikes, {tc.grace_ms} ms grace",
-        highlight=False,
-    )
+    decision = f"{tc.decision_ms} ms a decision" if tc.decision_ms else "no limit a decision"  # 0: no limit
+    bank = f"{tc.bank_ms} ms bank a game" if tc.bank_ms else "no bank"
+    strikes = f"{tc.max_strikes} strikes" if tc.max_strikes else "no strike limit"
+    console.print(f"time control: {decision}, {bank}, {strikes}, {tc.grace_ms} ms grace", highlight=False)
     if show_control_token:
         console.print(f"control token: {escape(server.control_token)}", highlight=False)
     for name, bot_token in cfg.tokens.items():

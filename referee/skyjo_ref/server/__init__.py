@@ -16,7 +16,7 @@ from skyjo_bot.types import TimeControl
 
 from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
 from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd, RefereeError
-from skyjo_ref.server.server import ConfigError, RefereeServer, ServerConfig, time_control_from_mapping
+from skyjo_ref.server.server import ConfigError, RefereeServer, ServerConfig
 from skyjo_ref.server.session import RemoteSeat, Session
 
 __all__ = [
@@ -33,5 +33,4 @@ __all__ = [
     "ServerConfig",
     "Session",
     "TimeControl",
-    "time_control_from_mapping",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import errno
 import itertools
 import logging
@@ -20,13 +21,13 @@ from pathlib import Path
 from typing import Any, Final
 
 import grpc
-import yaml
 from grpc.aio import EOF  # type: ignore[attr-defined]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer as AsyncHealthServicer
 from grpc_reflection.v1alpha import reflection
 from skyjo_bot import convert
-from skyjo_bot.types import RulesError, TimeControl
+from skyjo_bot.address import check_address
+from skyjo_bot.types import RulesError, TimeControl, TimeControlError
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 
@@ -34,6 +35,7 @@ from skyjo_ref.match import GamePlan, MatchSpec, MatchSpecError, Seat, SeatSpec,
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.records import dumps
 from skyjo_ref.server.session import RemoteSeat, Session, Stream
+from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -66,58 +68,85 @@ class ServerConfig:
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
         """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes)."""
+        source = str(path)
         try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+            text = Path(path).read_text(encoding="utf-8")
+        except IsADirectoryError:
+            raise ConfigError(f"{source}: is a folder: expected a referee config file (YAML)") from None
         except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-        return cls.from_mapping(data or {}, str(path))
+            raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{source}: not UTF-8 text: expected a referee config (YAML)") from None
+        try:
+            data, lines = load_yaml(text, source)
+        except YamlFileError as exc:
+            raise ConfigError(str(exc)) from None
+        return cls.from_mapping({} if data is None else data, source, lines)
 
     @classmethod
-    def from_mapping(cls, data: Any, where: str = "config") -> ServerConfig:
+    def from_mapping(cls, data: Any, where: str = "config", lines: dict[KeyPath, int] | None = None) -> ServerConfig:
+        """Check a config's mapping; errors read ``WHERE[:LINE]: key: what is expected`` (lines: from the file)."""
+
+        def fail(path: KeyPath, message: str) -> ConfigError:
+            line = line_of(lines or {}, path)
+            at = f"{where}:{line}" if line is not None else where
+            return ConfigError(f"{at}: {dotted(path)}: {message}")
+
+        keys = ", ".join(_CONFIG_KEYS)
         if not isinstance(data, dict):
-            raise ConfigError(f"{where}: expected a mapping of {', '.join(_CONFIG_KEYS)}")
-        unknown = sorted(set(data) - set(_CONFIG_KEYS))
-        if unknown:
-            raise ConfigError(f"{where}: unknown key {unknown[0]!r}: expected one of {', '.join(_CONFIG_KEYS)}")
+            raise fail((), f"expected a mapping of {keys}, got {type(data).__name__}")
+        for key in data:
+            if key not in _CONFIG_KEYS:
+                close = difflib.get_close_matches(key, _CONFIG_KEYS, n=1, cutoff=0.6) if isinstance(key, str) else []
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise fail((str(key),), f"unknown key {key!r}{hint}: expected one of {keys}")
         config = cls()
         if "address" in data:
-            config.address = _expect(data["address"], str, where, "address", "HOST:PORT")
+            address = data["address"]
+            try:
+                if not isinstance(address, str):
+                    raise ValueError(address)
+                config.address = check_address(address)
+            except ValueError:
+                raise fail(
+                    ("address",), f"expected HOST:PORT (port 0-65535; 0: any free port), got {address!r}"
+                ) from None
         if "control_token" in data:
-            config.control_token = _expect(data["control_token"], str, where, "control_token", "a string")
+            token = data["control_token"]
+            if not isinstance(token, str) or not token.strip():
+                raise fail(("control_token",), f"expected a non-empty string, got {token!r}")
+            config.control_token = token
         if "tokens" in data:
             tokens = data["tokens"]
             if not isinstance(tokens, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) and v for k, v in tokens.items()
+                isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip() for k, v in tokens.items()
             ):
-                raise ConfigError(f"{where}: tokens: expected a mapping of bot name to token string")
+                raise fail(("tokens",), "expected a mapping of bot name to token string")
             config.tokens = dict(tokens)
         if "time_control" in data:
-            config.time_control = time_control_from_mapping(data["time_control"], f"{where}: time_control")
+            try:
+                config.time_control = TimeControl.from_mapping(data["time_control"])
+            except TimeControlError as exc:
+                raise fail(("time_control", exc.key) if exc.key else ("time_control",), exc.problem) from None
         if "max_message_bytes" in data:
-            config.max_message_bytes = _expect(data["max_message_bytes"], int, where, "max_message_bytes", "an integer")
+            value = data["max_message_bytes"]
+            try:
+                config.max_message_bytes = check_message_bytes(value)
+            except ValueError as exc:
+                raise fail(("max_message_bytes",), str(exc)) from None
         return config
 
 
-def _expect(value: Any, kind: type, where: str, key: str, what: str) -> Any:
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ConfigError(f"{where}: {key}: expected {what}, got {value!r}")
+#: The range of ``max_message_bytes`` (config file and ``--max-message-bytes``): gRPC takes an int32.
+MIN_MESSAGE_BYTES: Final = 1024
+MAX_MESSAGE_BYTES: Final = 2**31 - 1
+
+
+def check_message_bytes(value: Any) -> int:
+    """``value`` if it is a usable ``max_message_bytes``, else ValueError saying what is expected."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_MESSAGE_BYTES <= value <= MAX_MESSAGE_BYTES:
+        raise ValueError(f"expected an integer from {MIN_MESSAGE_BYTES} to {MAX_MESSAGE_BYTES}, got {value!r}")
     return value
-
-
-def time_control_from_mapping(data: Any, where: str = "time_control") -> TimeControl:
-    """A :class:`TimeControl` from ``{decision_ms, bank_ms, max_strikes, grace_ms}`` (missing keys: defaults)."""
-    names = [f.name for f in dataclasses.fields(TimeControl)]
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping of {', '.join(names)}")
-    unknown = sorted(set(data) - set(names))
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r}: expected one of {', '.join(names)}")
-    try:
-        return TimeControl(**data)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
 
 
 @dataclass(slots=True)

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
 from skyjo_bot.address import check_address
-from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl
+from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
+from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -45,7 +45,6 @@ TOP_KEYS: Final = (
     "rating",
     "bots",
 )
-TIME_KEYS: Final = ("decision_ms", "bank_ms", "max_strikes", "grace_ms")
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
 BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env")
@@ -106,14 +105,7 @@ class TournamentConfig:
 
 # ------------------------------------------------------------------ YAML with lines
 
-Path_ = tuple[str | int, ...]
-
-
-def _dotted(path: Path_) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
+Path_ = KeyPath
 
 
 class _Checker:
@@ -123,15 +115,10 @@ class _Checker:
         self.source = source
         self.lines = lines
 
-    def line(self, path: Path_) -> int | None:
-        while path not in self.lines and path:
-            path = path[:-1]
-        return self.lines.get(path)
-
     def fail(self, path: Path_, message: str) -> ConfigError:
-        line = self.line(path)
+        line = line_of(self.lines, path)
         where = f"{self.source}:{line}" if line is not None else self.source
-        return ConfigError(f"{where}: {_dotted(path)}: {message}")
+        return ConfigError(f"{where}: {dotted(path)}: {message}")
 
     def mapping(self, value: Any, path: Path_, allowed: Sequence[str], what: str) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -168,45 +155,10 @@ def _kind(value: Any) -> str:
 
 
 def _load_yaml(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
-    """Parse one YAML document; return the data and the line (1-based) of every key path."""
-    loader = yaml.SafeLoader(text)
-    lines: dict[Path_, int] = {}
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, lines
-
-        def walk(node: yaml.Node, path: Path_) -> None:
-            lines.setdefault(path, node.start_mark.line + 1)
-            if isinstance(node, yaml.MappingNode):
-                seen: dict[Any, int] = {}
-                for key_node, value_node in node.value:
-                    key = loader.construct_object(key_node, deep=True)
-                    line = key_node.start_mark.line + 1
-                    if isinstance(key, str | int) and key in seen:
-                        raise ConfigError(
-                            f"{source}:{line}: {_dotted((*path, key))}: duplicate key {key!r} "
-                            f"(first on line {seen[key]}): give each key once"
-                        )
-                    if isinstance(key, str | int):
-                        seen[key] = line
-                        lines[(*path, key)] = line
-                        walk(value_node, (*path, key))
-            elif isinstance(node, yaml.SequenceNode):
-                for index, item in enumerate(node.value):
-                    lines[(*path, index)] = item.start_mark.line + 1
-                    walk(item, (*path, index))
-
-        walk(node, ())
-        data = loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
-    finally:
-        loader.dispose()
-    return data, lines
+        return load_yaml(text, source)
+    except YamlFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # ------------------------------------------------------------------------- loading
@@ -340,16 +292,14 @@ def _rules(check: _Checker, raw: Any) -> Rules:
 
 
 def _time_control(check: _Checker, raw: Any) -> TimeControl:
-    """The referee's time control; 0 means no limit (decision_ms, bank_ms) or never (max_strikes)."""
+    """The referee's time control, checked by :meth:`TimeControl.from_mapping` (which owns the limits)."""
     if raw is None:
         raw = {}
-    tc = check.mapping(raw, ("time_control",), TIME_KEYS, "decision_ms, bank_ms, max_strikes, grace_ms")
-    defaults = TimeControl()
-    values = {
-        key: check.integer(tc.get(key, getattr(defaults, key)), ("time_control", key), 0, 24 * 3600 * 1000)
-        for key in TIME_KEYS
-    }
-    return TimeControl(**values)
+    check.mapping(raw, ("time_control",), TimeControl.KEYS, ", ".join(TimeControl.KEYS))
+    try:
+        return TimeControl.from_mapping(raw)
+    except TimeControlError as exc:
+        raise check.fail(("time_control", exc.key) if exc.key else ("time_control",), exc.problem) from None
 
 
 def _is_address(value: Any) -> bool:
