@@ -16,13 +16,18 @@ import grpc
 from skyjo_bot import convert
 from skyjo_bot.types import TimeControl
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
-from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 from skyjo_ref.server import FinishedGame, MatchClient, MatchEnd, MatchSpec, RefereeServer, ServerConfig
 
 #: Generous limits, for tests that are not about time (the machine is shared and loaded).
 RELAXED = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
 
 Policy = Callable[["RawBot", pb.PlayResponse], Awaitable[None]]
+#: What a RawBot may send: a message, or raw bytes put on the wire as they are (garbage included).
+Outgoing = pb.PlayRequest | bytes
+
+
+def _serialize(message: Outgoing) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
 
 
 def reply(request_id: int, *, index: int | None = None, action: pb.Action | None = None) -> pb.PlayRequest:
@@ -63,14 +68,18 @@ class RawBot:
         self.done = asyncio.Event()
         self.state: dict[str, Any] = {}
         self._channel: grpc.aio.Channel | None = None
-        self._outbox: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Outgoing | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._call: Any = None
 
-    def send(self, message: pb.PlayRequest) -> None:
+    def send(self, message: Outgoing) -> None:
         self._outbox.put_nowait(message)
 
-    async def _requests(self, hello: pb.PlayRequest | None) -> AsyncIterator[pb.PlayRequest]:
+    def close_send(self) -> None:
+        """Half-close: the bot sends nothing more (the stream stays open for reading)."""
+        self._outbox.put_nowait(None)
+
+    async def _requests(self, hello: Outgoing | None) -> AsyncIterator[Outgoing]:
         if hello is not None:
             yield hello
         while True:
@@ -79,17 +88,21 @@ class RawBot:
                 return
             yield message
 
-    def connect(self, *, hello: pb.PlayRequest | None = None, metadata: Any = None) -> None:
+    def connect(self, *, hello: Outgoing | None = None, metadata: Any = None) -> None:
         """Open a Play stream (a new one replaces this bot's old one) and start reading it."""
         self._outbox = asyncio.Queue()
         if self._channel is None:
             self._channel = grpc.aio.insecure_channel(self.address)
-        stub = pb_grpc.BotServiceStub(self._channel)
+        play = self._channel.stream_stream(
+            "/skyjo.v1.BotService/Play",
+            request_serializer=_serialize,
+            response_deserializer=pb.PlayResponse.FromString,
+        )
         if metadata is None:
             metadata = (("authorization", f"Bearer {self.token}"),)
         first = hello if hello is not None else convert.hello(self.name, "test-1")
         self.done = asyncio.Event()
-        self._call = stub.Play(self._requests(first), metadata=metadata)
+        self._call = play(self._requests(first), metadata=metadata)
         self._task = asyncio.create_task(self._read(self._call))
 
     async def _read(self, call: Any) -> None:

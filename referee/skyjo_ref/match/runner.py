@@ -160,6 +160,8 @@ class GameRunner:
         st.total_ms += answer.elapsed_ms
         st.max_ms = max(st.max_ms, answer.elapsed_ms)
         st.bank_ms -= answer.elapsed_ms
+        if st.forfeited:  # it forfeited while deciding (strikes out of turn): the stand-in plays this one at once
+            return self._substitute(st).decide(view), "forfeit"
         fault, detail = answer.fault, answer.detail
         if fault is None:
             if answer.action is not None and answer.action in view.legal_actions:

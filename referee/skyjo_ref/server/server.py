@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc.aio import EOF  # type: ignore[attr-defined]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer as AsyncHealthServicer
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 
 #: A match watched to its end is forgotten (records freed) this long after: long tournaments stay small.
 FORGET_WATCHED_MATCH_S: Final = 60.0
+#: Messages over this size are refused by grpc itself (the call just ends); those over
+#: ``max_message_bytes`` but under this are refused by the referee, which records the fault.
+GRPC_MESSAGE_BACKSTOP: Final = 1024 * 1024
 #: How long a new Play stream may take to send its Hello.
 HELLO_TIMEOUT_S: Final = 30.0
 
@@ -202,7 +206,9 @@ class RefereeServer:
         c = self.config
         options = [
             ("grpc.so_reuseport", 0),
-            ("grpc.max_receive_message_length", c.max_message_bytes),
+            # grpc's own cap is a backstop: the referee refuses what is over max_message_bytes itself,
+            # so that the fault is counted and recorded (grpc would end the call without a word to us)
+            ("grpc.max_receive_message_length", max(c.max_message_bytes, GRPC_MESSAGE_BACKSTOP)),
             ("grpc.keepalive_time_ms", c.keepalive_time_ms),
             ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
             ("grpc.keepalive_permit_without_calls", 1),
@@ -211,7 +217,7 @@ class RefereeServer:
             ("grpc.http2.max_ping_strikes", 2),
         ]
         server = grpc.aio.server(options=options)
-        pb_grpc.add_BotServiceServicer_to_server(_BotService(self), server)  # type: ignore[no-untyped-call]
+        _add_bot_service(_BotService(self), server)
         pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
         self._health = AsyncHealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -350,13 +356,49 @@ class RefereeServer:
 # ---------------------------------------------------------------------- services
 
 
+def _add_bot_service(service: _BotService, server: grpc.aio.Server) -> None:
+    """Register BotService with Play taking raw bytes: the servicer parses each message itself.
+
+    With the generated deserializer a message that does not decode ends the
+    call inside grpc, with status OK and no detail (which a bot reads as "the
+    referee is shutting down"); parsed here, it is refused with
+    INVALID_ARGUMENT and a sentence, and counted against the bot.
+    """
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            service.Play,
+            request_deserializer=None,  # bytes in: see _parse
+            response_serializer=pb.PlayResponse.SerializeToString,
+        )
+    }
+    name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)  # type: ignore[attr-defined]
+
+
+def _parse(raw: object) -> pb.PlayRequest:
+    """A PlayRequest from the bytes a bot sent; :class:`DecodeError` when they are not one."""
+    if isinstance(raw, pb.PlayRequest):
+        return raw
+    if not isinstance(raw, bytes):
+        raise DecodeError(f"expected bytes, got {type(raw).__name__}")
+    return pb.PlayRequest.FromString(raw)
+
+
+def undecodable(raw: object, exc: Exception) -> str:
+    """The sentence a bot gets when its message is not a PlayRequest."""
+    size = len(raw) if isinstance(raw, bytes) else 0
+    return (
+        f"could not decode PlayRequest ({size} bytes): {exc}: "
+        "send serialized skyjo.v1.PlayRequest messages (proto/skyjo/v1/skyjo.proto)"
+    )
+
+
 class _BotService(pb_grpc.BotServiceServicer):
     def __init__(self, referee: RefereeServer) -> None:
         self.referee = referee
 
-    async def Play(
-        self, request_iterator: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> None:
+    async def Play(self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> None:
         token = _bearer(context)
         if token is None:
             await context.abort(
@@ -379,6 +421,19 @@ class _BotService(pb_grpc.BotServiceServicer):
             )
             return
         if first is EOF:
+            return
+        limit = self.referee.config.max_message_bytes
+        if isinstance(first, bytes) and len(first) > limit:
+            why = f"a message of {len(first)} bytes is over the referee's limit of {limit} bytes"
+            session.cut_off.append(why)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; the first message must be Hello")
+        try:
+            first = _parse(first)
+        except DecodeError as exc:
+            why = undecodable(first, exc)
+            session.cut_off.append(why)
+            log.info("token %s: stream refused: %s", session.name, why)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{why}; the first message must be Hello")
             return
         assert isinstance(first, pb.PlayRequest)
         if first.WhichOneof("message") != "hello":
@@ -411,14 +466,25 @@ class _BotService(pb_grpc.BotServiceServicer):
             context.set_details(stream.detail)
         reader.cancel()
 
-    @staticmethod
-    async def _read(context: grpc.aio.ServicerContext[Any, Any], session: Session, stream: Stream) -> None:
+    async def _read(self, context: grpc.aio.ServicerContext[Any, Any], session: Session, stream: Stream) -> None:
+        limit = self.referee.config.max_message_bytes
         try:
             while not stream.closed.is_set():
-                message = await context.read()
-                if message is EOF:
+                raw = await context.read()
+                if raw is EOF:
                     break
-                assert isinstance(message, pb.PlayRequest)
+                if isinstance(raw, bytes) and len(raw) > limit:
+                    detail = f"a message of {len(raw)} bytes is over the referee's limit of {limit} bytes"
+                    session.on_unreadable(
+                        stream, grpc.StatusCode.RESOURCE_EXHAUSTED, detail, f"a message of {len(raw)} bytes"
+                    )
+                    break
+                try:
+                    message = _parse(raw)
+                except DecodeError as exc:
+                    answered = "bytes that are not a PlayRequest"
+                    session.on_unreadable(stream, grpc.StatusCode.INVALID_ARGUMENT, undecodable(raw, exc), answered)
+                    break
                 session.on_message(stream, message)
         except asyncio.CancelledError:
             raise
