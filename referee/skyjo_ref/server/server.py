@@ -49,7 +49,18 @@ GRPC_MESSAGE_BACKSTOP: Final = 1024 * 1024
 HELLO_TIMEOUT_S: Final = 30.0
 
 
-_CONFIG_KEYS: Final = ("address", "control_token", "tokens", "time_control", "max_message_bytes")
+_CONFIG_KEYS: Final = (
+    "address",
+    "control_token",
+    "tokens",
+    "time_control",
+    "max_message_bytes",
+    "token_idle_ms",
+    "token_unused_ms",
+)
+#: Issued tokens: released this long after their last use (a stream or a match), or after issue when never used.
+TOKEN_IDLE_MS: Final = 60_000
+TOKEN_UNUSED_MS: Final = 24 * 3600 * 1000
 
 
 class ConfigError(ValueError):
@@ -68,10 +79,13 @@ class ServerConfig:
     keepalive_time_ms: int = 20_000  # the server pings an idle connection this often
     keepalive_timeout_ms: int = 10_000  # and drops it when the ping is not answered in this time
     min_client_ping_ms: int = 10_000  # clients may ping at most this often (more is a GOAWAY)
+    token_idle_ms: int = TOKEN_IDLE_MS  # an issued token is released this long after its last use
+    token_unused_ms: int = TOKEN_UNUSED_MS  # and one never used, this long after it was issued
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
-        """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes)."""
+        """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes,
+        token_idle_ms, token_unused_ms)."""
         source = str(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -138,9 +152,17 @@ class ServerConfig:
                 config.max_message_bytes = check_message_bytes(value)
             except ValueError as exc:
                 raise fail(("max_message_bytes",), str(exc)) from None
+        for key in ("token_idle_ms", "token_unused_ms"):
+            if key in data:
+                value = data[key]
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_MS:
+                    raise fail((key,), f"expected milliseconds from 0 to {MAX_TOKEN_MS}, got {value!r}")
+                setattr(config, key, value)
         return config
 
 
+#: The longest ``token_idle_ms`` / ``token_unused_ms``: a year.
+MAX_TOKEN_MS: Final = 365 * 24 * 3600 * 1000
 #: The range of ``max_message_bytes`` (config file and ``--max-message-bytes``): gRPC takes an int32.
 MIN_MESSAGE_BYTES: Final = 1024
 MAX_MESSAGE_BYTES: Final = 2**31 - 1
@@ -191,7 +213,8 @@ class RefereeServer:
         self.control_token = self.config.control_token or secrets.token_urlsafe(24)
         self.sessions: dict[str, Session] = {}
         for name, token in self.config.tokens.items():
-            self.sessions[token] = Session(token, name)
+            self.sessions[token] = Session(token, name, permanent=True)
+        self._tokens_changed = asyncio.Event()
         self.matches: dict[str, _Match] = {}
         self.request_ids = itertools.count(1)  # unique across the server: a token cannot guess another's
         self._match_ids = itertools.count(1)
@@ -274,9 +297,61 @@ class RefereeServer:
     # ------------------------------------------------------------------ tokens
 
     def issue_token(self, name: str) -> str:
+        """A new bot token; released (forgotten) when unused for a while: see :meth:`_let_go`."""
         token = secrets.token_urlsafe(18)
-        self.sessions[token] = Session(token, name or "bot")
+        session = self.sessions[token] = Session(token, name or "bot")
+        self._release_later(session, self.config.token_unused_ms)
         return token
+
+    def _hold(self, session: Session) -> None:
+        """A Play call or an unfinished match uses the token: it is not released meanwhile."""
+        session.users += 1
+        session.used = True
+        if session.expiry is not None:
+            session.expiry.cancel()
+            session.expiry = None
+
+    def _let_go(self, session: Session) -> None:
+        """A Play call ended, or a match naming the token did.
+
+        An issued token that nothing uses any more (no Play call open, no
+        unfinished match naming it) is released ``token_idle_ms`` later, and
+        one never used ``token_unused_ms`` after it was issued, unless it is
+        used again meanwhile. Released, it opens no stream and seats no
+        match: everything it held is freed. Tokens from the config (or
+        ``--token``) are never released.
+        """
+        session.users -= 1
+        if session.users == 0:
+            self._release_later(session, self.config.token_idle_ms)
+
+    def _release_later(self, session: Session, delay_ms: int) -> None:
+        if session.permanent:
+            return
+        if session.expiry is not None:
+            session.expiry.cancel()
+        session.expiry = asyncio.get_running_loop().call_later(delay_ms / 1000, self._release, session)
+
+    def _release(self, session: Session) -> None:
+        session.expiry = None
+        if session.users == 0 and self.sessions.get(session.token) is session:
+            del self.sessions[session.token]
+            log.debug("token %s released (%s)", session.name, "idle" if session.used else "never used")
+            self._tokens_changed.set()
+            self._tokens_changed = asyncio.Event()
+
+    async def wait_tokens(self, at_most: int, timeout_s: float) -> bool:
+        """True once the referee holds at most ``at_most`` tokens (False after ``timeout_s``)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while len(self.sessions) > at_most:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._tokens_changed.wait(), left)
+            except TimeoutError:
+                return len(self.sessions) <= at_most
+        return True
 
     def session(self, token: str) -> Session | None:
         return self.sessions.get(token)
@@ -304,17 +379,20 @@ class RefereeServer:
         match_id = f"m{next(self._match_ids)}"
         match = _Match(match_id, spec)
         self.matches[match_id] = match
-        match.task = asyncio.create_task(self._run(match))
+        held = [self.sessions[seat.token] for seat in spec.seats if seat.token is not None]
+        for session in held:
+            self._hold(session)
+        match.task = asyncio.create_task(self._run(match, held))
         return match_id
 
-    async def _run(self, match: _Match) -> None:
+    async def _run(self, match: _Match, held: list[Session]) -> None:
         seed = match.spec.seed
 
         async def make_seat(seat: SeatSpec, plan: GamePlan, slot: int) -> Seat:
             if seat.builtin is not None:
                 return builtin_seat(seat, seed, plan, slot)
             assert seat.token is not None
-            session = self.sessions[seat.token]
+            session = next(s for s in held if s.token == seat.token)  # held: never released meanwhile
             await session.lock.acquire()  # one game at a time per token
             return RemoteSeat(session, seat.name, release_lock=True)
 
@@ -332,6 +410,8 @@ class RefereeServer:
         finally:
             match.done = True
             match.notify()
+            for session in held:
+                self._let_go(session)
 
     async def watch(self, match_id: str) -> AsyncIterator[tuple[int, str] | tuple[None, str]]:
         """Every finished game as ``(index, record JSON)`` (earlier ones first), then ``(None, error)``."""
@@ -410,9 +490,17 @@ class _BotService(pb_grpc.BotServiceServicer):
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "unknown bot token: use a token the referee issued (MatchService.IssueToken, "
-                "or serve --token NAME=TOKEN)",
+                "or serve --token NAME=TOKEN); an issued token is released once unused for a while",
             )
         assert session is not None
+        self.referee._hold(session)
+        try:
+            await self._play(context, session)
+        finally:
+            self.referee._let_go(session)
+
+    async def _play(self, context: grpc.aio.ServicerContext[Any, Any], session: Session) -> None:
+        """The call of a known token: Hello, then the bot's messages until the stream ends."""
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:

@@ -106,9 +106,13 @@ class Stream:
 class Session:
     """What one bot token stands for: its live stream, its hello, and the seat it holds."""
 
-    def __init__(self, token: str, name: str) -> None:
+    def __init__(self, token: str, name: str, *, permanent: bool = False) -> None:
         self.token = token
         self.name = name
+        self.permanent = permanent  # from the config: never released
+        self.users = 0  # open Play calls and unfinished matches naming the token (RefereeServer._hold)
+        self.used = False
+        self.expiry: asyncio.TimerHandle | None = None  # when an unused token is released
         self.bot_name = ""
         self.version = ""
         self._stream: Stream | None = None  # the latest call, until its handler ends (see stream)
