@@ -106,16 +106,12 @@ def test_undecodable_bytes_as_hello_or_outside_a_game_are_refused_clearly() -> N
     run(scenario())
 
 
-def test_undecodable_bytes_while_the_other_seat_plays_are_a_recorded_strike() -> None:
+def test_undecodable_bytes_at_the_game_start_are_a_recorded_strike() -> None:
     tc = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=10, grace_ms=300)
 
     async def policy(bot: RawBot, msg: pb.PlayResponse) -> None:
-        kind = msg.WhichOneof("message")
-        if kind == "decision":
-            bot.send(reply(msg.decision.request_id, index=simple_index(msg.decision)))
-        elif kind == "events" and "sent" not in bot.state and any(e.seat == 1 for e in msg.events.events):
-            bot.state["sent"] = True  # greedy (seat 1) is playing: likely no decision of ours is pending
-            bot.send(GARBAGE)
+        if msg.WhichOneof("message") == "game_start":
+            bot.send(GARBAGE)  # the seat is taken: counted, whether or not its first decision is pending yet
 
     record, bot = run(one_game(tc, policy, "between"))
     replay(record)
@@ -189,3 +185,39 @@ def test_a_flood_while_deciding_ends_in_a_forfeit_that_names_the_flood() -> None
     assert "after the referee ended its stream: RESOURCE_EXHAUSTED: too many unexpected messages" in reason
     tags = autos(record, 0)
     assert tags[0] == "disconnected" and set(tags[1:]) == {"forfeit"}
+
+
+# ---------------------------------------------------------------------- faults before the first decision
+
+
+def test_junk_sent_while_another_seat_is_still_connecting_is_struck() -> None:
+    """GameStart reaches a connected bot while the game waits for an absent seat: its faults count already."""
+    tc = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=10, grace_ms=300)
+
+    async def eager(bot: RawBot, msg: pb.PlayResponse) -> None:
+        kind = msg.WhichOneof("message")
+        if kind == "game_start":
+            bot.send(pb.PlayRequest())  # an empty message before any decision: a strike
+        elif kind == "decision":
+            bot.send(reply(msg.decision.request_id, index=simple_index(msg.decision)))
+
+    async def scenario() -> dict[str, Any]:
+        server = await start_referee(tc)
+        present, absent = server.issue_token("present"), server.issue_token("absent")
+        bot = RawBot(server.address, present, eager, "present")
+        bot.connect()
+        try:
+            spec = MatchSpec(seats=(SeatSpec.of_token(present, "present"), SeatSpec.of_token(absent, "absent")))
+            spec = MatchSpec(seats=spec.seats, time_control=tc)
+            records, _ = await play(server, spec, timeout=60)
+            return records[0]
+        finally:
+            await bot.close()
+            await server.stop()
+
+    record = run(scenario())
+    replay(record)
+    assert record["result"]["forfeits"] == [1]
+    strikes = record["meta"]["strikes"]
+    assert [(s["seat"], s["reason"]) for s in strikes] == [(0, "malformed")]
+    assert "empty PlayRequest" in strikes[0]["detail"] and strikes[0]["played"] is None

@@ -106,14 +106,15 @@ class GameRunner:
         gid = self.setup.game_id
         started = time.time()
         try:
+            for i, st in enumerate(self.states):  # before open(): a bot may err as soon as it hears of the game
+                st.seat.set_fault_handler(functools.partial(self._out_of_band, i))
             opened = await asyncio.gather(
                 *(
                     st.seat.open(GameStart(gid, i, game.players, game.rules, self.tc))
                     for i, st in enumerate(self.states)
                 )
             )
-            for i, (st, ok) in enumerate(zip(self.states, opened)):
-                st.seat.set_fault_handler(functools.partial(self._out_of_band, i))
+            for i, ok in enumerate(opened):
                 if not ok:
                     self._forfeit(i, f"not connected within the grace period ({self.tc.grace_ms} ms) at the game start")
             self._broadcast()
