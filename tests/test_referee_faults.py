@@ -81,13 +81,11 @@ def test_undecodable_bytes_as_hello_or_outside_a_game_are_refused_clearly() -> N
         server = await start_referee()
         token = server.issue_token("x")
         try:
-            first = RawBot(server.address, token)
-            first.connect(hello=GARBAGE)
-            await first.done.wait()
-            assert first.status is grpc.StatusCode.INVALID_ARGUMENT
-            assert (
-                "could not decode PlayRequest" in first.details and "the first message must be Hello" in first.details
-            )
+            # a sync client: the aio client sometimes loses a status sent right after the first message
+            # (grpc/grpc#36066, see /work/shared/NOTES.md); the referee's answer is what is tested here
+            status, details = await asyncio.to_thread(_play_bytes_sync, server.address, token, [GARBAGE])
+            assert status is grpc.StatusCode.INVALID_ARGUMENT
+            assert "could not decode PlayRequest" in details and "the first message must be Hello" in details
 
             idle = RawBot(server.address, token)
             idle.connect()
@@ -98,8 +96,7 @@ def test_undecodable_bytes_as_hello_or_outside_a_game_are_refused_clearly() -> N
 
             cut_off = server.sessions[token].cut_off
             assert len(cut_off) == 2 and all(c.startswith("could not decode PlayRequest") for c in cut_off)
-            for b in (first, idle):
-                await b.close()
+            await idle.close()
         finally:
             await server.stop()
 
@@ -121,6 +118,19 @@ def test_undecodable_bytes_at_the_game_start_are_a_recorded_strike() -> None:
     assert "could not decode PlayRequest" in strikes[0]["detail"]
     assert record["result"]["forfeits"] == [0]
     assert "INVALID_ARGUMENT: could not decode" in record["meta"]["forfeited"][0]["reason"]
+
+
+def _play_bytes_sync(address: str, token: str, messages: list[bytes]) -> tuple[grpc.StatusCode, str]:
+    """Open Play with a sync client, send ``messages`` as they are, half-close; the status the call ends with."""
+    with grpc.insecure_channel(address) as channel:
+        play = channel.stream_stream("/skyjo.v1.BotService/Play")
+        call = play(iter(messages), metadata=(("authorization", f"Bearer {token}"),), timeout=60)
+        try:
+            for _ in call:
+                pass
+        except grpc.RpcError as exc:
+            return exc.code(), exc.details() or ""
+        return grpc.StatusCode.OK, ""
 
 
 # ---------------------------------------------------------------------- forfeits while a decision is pending
