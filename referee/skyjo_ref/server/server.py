@@ -45,6 +45,8 @@ FORGET_WATCHED_MATCH_S: Final = 60.0
 #: Messages over this size are refused by grpc itself (the call just ends); those over
 #: ``max_message_bytes`` but under this are refused by the referee, which records the fault.
 GRPC_MESSAGE_BACKSTOP: Final = 1024 * 1024
+#: When the referee ends a stream, how long a message being written may take to finish first.
+WRITE_DRAIN_S: Final = 1.0
 #: How long a new Play stream may take to send its Hello.
 HELLO_TIMEOUT_S: Final = 30.0
 
@@ -547,6 +549,8 @@ class _BotService(pb_grpc.BotServiceServicer):
             await stream.closed.wait()
         finally:
             session.detach(stream)
+            if stream.writing:  # cancelled mid-write, the call could end without its status reaching the bot
+                await asyncio.wait({writer}, timeout=WRITE_DRAIN_S)
             writer.cancel()
             log.debug("token %s stream closed: %s", session.name, stream.detail or "by the bot")
         if stream.status is not None:
@@ -583,9 +587,15 @@ class _BotService(pb_grpc.BotServiceServicer):
     @staticmethod
     async def _write(context: grpc.aio.ServicerContext[Any, Any], stream: Stream) -> None:
         try:
-            while True:
+            while not stream.closed.is_set():
                 message = await stream.outbox.get()
-                await context.write(message)
+                if stream.closed.is_set():
+                    return
+                stream.writing = True
+                try:
+                    await context.write(message)
+                finally:
+                    stream.writing = False
                 stream.mark_written()
         except asyncio.CancelledError:
             raise

@@ -59,6 +59,7 @@ class Stream:
         self.queued = 0  # messages queued on this stream
         self.written = 0  # of those, messages handed to gRPC
         self.written_at = 0.0  # perf_counter() when the last one was handed over
+        self.writing = False  # a message is being handed to gRPC now
 
     def mark_written(self) -> None:
         """The writer handed one more message to gRPC (a decision's clock starts here, not at queueing)."""
