@@ -127,26 +127,44 @@ def _history(
     cuts = ends[step - 1 :: step]
     if cuts[-1] != len(ordered):
         cuts.append(len(ordered))
+    everyone = sorted({s.bot for g in ordered for s in g.seats})
+    at = {name: i for i, name in enumerate(everyone)}
+    n = len(everyone)
+    wins = [[0.0] * n for _ in range(n)]
+    counts = [[0.0] * n for _ in range(n)]
     index = {name: i for i, name in enumerate(names)}
     out: list[dict[str, Any]] = []
     beta: list[float] | None = None
+    seen: set[str] = set()
+    previous = 0
     for cut in cuts:
-        chunk = ordered[:cut]
-        played = sorted({s.bot for g in chunk for s in g.seats})
-        data = elo.pair_data([(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in chunk], played)
+        chunk = ordered[previous:cut]  # only the new games: the sums grow, nothing is counted twice
+        previous = cut
+        seen.update(s.bot for g in chunk for s in g.seats)
+        more_w, more_n = elo.pair_data(
+            [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in chunk], everyone
+        ).totals()
+        for i in range(n):
+            for j in range(n):
+                wins[i][j] += more_w[i][j]
+                counts[i][j] += more_n[i][j]
+        played = sorted(seen)
+        rows = [at[name] for name in played]
         ratings: list[float | None] = [None] * len(names)
         if len(played) >= 2:
-            wins, counts = data.totals()
-            start = None
-            if beta is not None and len(beta) == len(played):
-                start = beta
-            beta = elo.fit(wins, counts, prior=PRIOR, start=start)
-            anchor = settings["anchor"] if settings["anchor"] in played else None
+            start = beta if beta is not None and len(beta) == len(played) else None
+            beta = elo.fit(
+                [[wins[i][j] for j in rows] for i in rows],
+                [[counts[i][j] for j in rows] for i in rows],
+                prior=PRIOR,
+                start=start,
+            )
+            anchor = settings["anchor"] if settings["anchor"] in seen else None
             for name, value in zip(played, elo.anchor_ratings(beta, played, anchor, settings["elo"])):
                 ratings[index[name]] = round(value, 1)
         elif len(played) == 1:
             ratings[index[played[0]]] = settings["elo"]
-        out.append({"games": cut, "finished_at": round(finished[chunk[-1].id.key], 1), "elo": ratings})
+        out.append({"games": cut, "finished_at": round(finished[ordered[cut - 1].id.key], 1), "elo": ratings})
     return {"by": "duplicate block, in the order games finished", "points": out}
 
 
@@ -279,36 +297,38 @@ def choose_embedded(
     Pairs take turns (every pair's first game, then every pair's second...),
     so each head-to-head cell can open a game before any cell opens two.
     """
-    slim = {k: slim_record(r) for k, r in recs.items()}
-    sizes = {k: len(_compact(r)) for k, r in slim.items()}
-    if sum(sizes.values()) <= budget:
-        return {g.id.key: slim[g.id.key] for g in games if g.id.key in slim}
+    chosen: dict[str, dict[str, Any]] = {}
+    used = 0
+
+    def take(key: str) -> bool:
+        nonlocal used
+        if key in chosen or key not in recs:
+            return True
+        slim = slim_record(recs[key])
+        size = len(_compact(slim))
+        if used + size > budget:
+            return False
+        chosen[key] = slim
+        used += size
+        return True
+
     by_pair: dict[tuple[str, str], list[str]] = {}
     for g in games:
         bots = sorted({s.bot for s in g.seats})
         for i, a in enumerate(bots):
             for b in bots[i + 1 :]:
                 by_pair.setdefault((a, b), []).append(g.id.key)
-    chosen: dict[str, dict[str, Any]] = {}
-    used = 0
     depth = 0
-    while used < budget:
+    while True:
         progressed = False
         for keys in by_pair.values():
-            if depth >= len(keys):
-                continue
-            progressed = True
-            key = keys[depth]
-            if key in chosen or key not in slim:
-                continue
-            if used + sizes[key] > budget:
-                return chosen
-            chosen[key] = slim[key]
-            used += sizes[key]
+            if depth < len(keys):
+                progressed = True
+                if not take(keys[depth]):
+                    return chosen
         if not progressed:
-            break
+            return chosen
         depth += 1
-    return chosen
 
 
 def collect(folder: Path, options: ReportOptions | None = None) -> dict[str, Any]:

@@ -132,7 +132,7 @@ const SkyjoTable = (function () {
     } else if (pos.hand === null) {
       kind = "draw_or_take"; legal = [{ act: "draw" }, { act: "take" }];
     } else if (pos.handFrom === "discard") {
-      kind = "swap"; legal = open.map((p) => ({ act: "swap", pos: p }));
+      kind = "swap_after_take"; legal = open.map((p) => ({ act: "swap", pos: p }));
     } else {
       kind = "swap_or_reveal";
       legal = open.map((p) => ({ act: "swap", pos: p })).concat(hidden.map((p) => ({ act: "reveal", pos: p })));

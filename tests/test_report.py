@@ -1,0 +1,192 @@
+"""``skyjo-ref report`` without a browser: the viewer's positions against the engine, sizes, CLI messages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_stores import play, round_robin_store
+from skyjo_bot.types import Rules, SlotState
+from skyjo_ref.cli.replay_view import ReplayCursor
+from skyjo_ref.report import ReportOptions, collect, write_report
+from skyjo_ref.report.data import h2h_z
+
+MIB = 1024 * 1024
+STATE_CODE = {SlotState.HIDDEN: 0, SlotState.REVEALED: 1, SlotState.REMOVED: 2}
+
+NODE_DUMP = """
+const SkyjoTable = require(process.env.SKYJO_VIEWER_JS);
+const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = input.records.map((record) => {
+  const t = SkyjoTable.positions(record, input.presets);
+  return { problems: t.problems, totals: t.totals, rounds: t.positions.map((list) => list.map((p) => {
+    const d = SkyjoTable.decisionAt(record, p);
+    return { states: p.states, values: p.values.map((v, s) => v.map((x, k) => (p.states[s][k] === 1 ? x : null))),
+      top: p.discard.length ? p.discard[p.discard.length - 1] : null, draw: p.drawSize, hand: p.hand,
+      seat: d && d.seat, kind: d && d.kind, legal: d && d.legal };
+  })) };
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def python_positions(record: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    cursor = ReplayCursor(record)
+    out = []
+    for k in range(cursor.num_rounds):
+        line = []
+        for done in range(cursor.actions_in(k) + 1):
+            pos = cursor.position(k, done)
+            entry: dict[str, Any] = {
+                "states": [[STATE_CODE[s] for s in g.states] for g in pos.grids],
+                "values": [list(g.values) for g in pos.grids],
+            }
+            if not pos.round_over:
+                game_view = cursor_view(cursor, k, done)
+                entry.update(
+                    top=pos.discard_top,
+                    draw=pos.draw_pile_size,
+                    hand=pos.hand,
+                    seat=pos.seat,
+                    kind=pos.decision.value if pos.decision else None,
+                    legal=[a.to_dict() for a in game_view],
+                )
+            line.append(entry)
+        out.append(line)
+    return out
+
+
+def cursor_view(cursor: ReplayCursor, round_index: int, done: int) -> list[Any]:
+    """The legal actions at a position, from the engine itself."""
+    from skyjo_ref.rules.engine import FixedDealer, Game
+
+    game = Game(
+        len(cursor.players),
+        cursor.rules,
+        dealer=FixedDealer([r.deck for r in cursor.rounds], [r.reshuffles for r in cursor.rounds]),
+        players=cursor.players,
+    )
+    for k, log in enumerate(cursor.rounds[: round_index + 1]):
+        for logged in log.actions[: done if k == round_index else None]:
+            game.apply(logged.action, auto=logged.auto)
+    return list(game.legal_actions())
+
+
+def test_the_page_viewer_rebuilds_every_position_the_engine_plays(tmp_path: Path) -> None:
+    """The viewer (JavaScript, run here by Node) and the rules engine agree on every position of real games."""
+    node = shutil.which("node")
+    assert node, "Node.js is needed (see the README's test command)"
+    records = [
+        play(["a", "b"], "1", ["random", "random"]),
+        play(["a", "b", "c", "d"], "2", ["random", "greedy", "random", "greedy"]),
+        play(["a", "b", "c"], "3", ["greedy", "greedy", "greedy"]),
+        play(["a", "b"], "4", ["random", "random"], Rules.from_dict({"preset": "french", "column_clear": False})),
+        play(["a", "b", "c", "d", "e", "f", "g", "h"], "5", ["random"] * 8),
+    ]
+    presets = collect_presets()
+    viewer = files("skyjo_ref.report").joinpath("static", "viewer.js")
+    done = subprocess.run(
+        [node, "-e", NODE_DUMP],
+        env={**os.environ, "SKYJO_VIEWER_JS": str(viewer)},
+        input=json.dumps({"records": records, "presets": presets}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    from_js = json.loads(done.stdout)
+    reshuffled = cleared = 0
+    for record, js in zip(records, from_js):
+        assert js["problems"] == []
+        assert js["totals"] == record["result"]["totals"]
+        expected = python_positions(record)
+        for k, (py_round, js_round) in enumerate(zip(expected, js["rounds"], strict=True)):
+            for i, (py, got) in enumerate(zip(py_round, js_round, strict=True)):
+                for key, value in py.items():
+                    assert got[key] == value, f"round {k} after {i} actions: {key}"
+        reshuffled += sum(len(r["reshuffles"]) for r in record["rounds"])
+        cleared += sum(1 for line in expected for p in line[-1:] for g in p["states"] if 2 in g)
+    assert reshuffled > 0 and cleared > 0  # the sample covers rebuilt draw piles and removed columns
+
+
+def collect_presets() -> dict[str, Any]:
+    from skyjo_bot.types import PRESETS
+
+    return {k: dict(v) for k, v in PRESETS.items()}
+
+
+def test_ten_thousand_games_make_a_report_under_5_mib(tmp_path: Path) -> None:
+    bots = [f"bot{i:02d}" for i in range(20)]
+    store = round_robin_store(tmp_path / "big", bots, deals=27, pool=4)  # 190 tables x 27 deals x 2 seatings
+    assert store.count() == 10_260
+    store.close()
+    out = tmp_path / "report.html"
+    data = write_report(tmp_path / "big", out, ReportOptions(bootstrap=0))
+    size = out.stat().st_size
+    assert size < 5 * MIB, f"{size / MIB:.2f} MiB"
+    assert len(data["results"]) == 10_260  # every result is in the page
+    embedded = sum(len(json.dumps(r, separators=(",", ":"))) for r in data["embedded"].values())
+    assert embedded <= ReportOptions().record_budget
+    # every pair of bots can open at least one of its games from the page alone
+    pairs = {tuple(sorted(r["players"])) for r in data["embedded"].values()}
+    assert len(pairs) == 190
+
+
+def test_the_report_reads_the_store_and_never_writes_it(tmp_path: Path) -> None:
+    store = round_robin_store(tmp_path / "run", ["greedy", "random", "random2"], deals=2)
+    store.close()
+    db = tmp_path / "run" / "results.sqlite"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    data = write_report(tmp_path / "run", tmp_path / "run" / "report.html")
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert data["games_count"] == 12 and len(data["embedded"]) == 12  # small runs carry every record
+    greedy = data["per_bot"]["greedy"]
+    assert greedy["decisions"]["count"] == sum(
+        len(times[seat])
+        for r in data["embedded"].values()
+        for seat, name in enumerate(r["players"])
+        if name == "greedy"
+        for times in [r["meta"]["decision_ms"]]
+    )
+    assert greedy["rounds"] >= greedy["finished"] >= greedy["penalised"]
+    assert data["history"]["points"][-1]["games"] == 12
+
+
+def test_h2h_significance() -> None:
+    assert h2h_z(5, 0, 5) == 0.0
+    assert h2h_z(40, 0, 10) > 1.96 > h2h_z(6, 0, 4)
+    assert h2h_z(0, 0, 30) < -1.96
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "missing"], "error: missing: no such folder: expected a tournament output folder"),
+        (["report", "."], "no results.sqlite here: expected a tournament output folder"),
+        (["report", "run", "-o", "nowhere/r.html"], "--output nowhere/r.html: folder nowhere does not exist"),
+        (["report", "run", "-o", "run"], "--output run: is a folder; expected a file name such as report.html"),
+        (["replay", "--html", "run/games/x.json"], "run/games/x.json: cannot read"),
+        (["replay", "-o", "x.html", "g.json"], "--output is where --html writes its page: add --html"),
+    ],
+)
+def test_bad_input_gets_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    round_robin_store(tmp_path / "run", ["a", "b"], deals=1).close()
+    (tmp_path / "g.json").write_text(json.dumps(play(["a", "b"], "1", ["random", "random"])), encoding="utf-8")
+    done = cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
