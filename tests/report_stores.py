@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from skyjo_ref.tournament.store import Store, seat_results
 
 def play(players: Sequence[str], seed: str, kinds: Sequence[str], rules: Rules | None = None) -> dict[str, Any]:
     """One game between built-in bots (``kinds``, one per seat), its record with ``meta.decision_ms``."""
-    bots = [make_builtin(kind, hash((seed, i)) & 0xFFFF) for i, kind in enumerate(kinds)]
+    bots = [make_builtin(kind, zlib.crc32(f"{seed}/{i}".encode())) for i, kind in enumerate(kinds)]
     game = Game(len(players), rules or Rules(), seed=seed, players=list(players))
     times: list[list[float]] = [[] for _ in players]
     while not game.over:

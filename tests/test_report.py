@@ -16,7 +16,7 @@ import pytest
 from report_stores import play, round_robin_store
 from skyjo_bot.types import Rules, SlotState
 from skyjo_ref.cli.replay_view import ReplayCursor
-from skyjo_ref.report import ReportOptions, collect, write_report
+from skyjo_ref.report import ReportOptions, write_report
 from skyjo_ref.report.data import h2h_z
 
 MIB = 1024 * 1024
