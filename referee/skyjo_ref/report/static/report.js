@@ -356,13 +356,15 @@
       if (!f) return;
       f.text().then((text) => showRecord(key, JSON.parse(text))).catch((e) => showProblem(`${f.name}: ${e.message}`));
     });
+    const ask = () => put(host, el("div", { class: "problem" },
+      el("p", {}, `This page does not carry game ${key}. A page opened from disk may not read other files, ` +
+        `so choose ${DATA.records_dir}/${file} here (it sits next to the report in the run's folder):`), picker));
+    if (location.protocol === "file:" || !file) { ask(); return; }  // browsers refuse file:// fetches
     put(host, el("p", {}, `Loading ${DATA.records_dir}/${file} …`));
     const url = `${DATA.records_dir}/${encodeURIComponent(file)}`;
     fetch(url).then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
       .then((record) => { loaded.set(key, record); showRecord(key, record); })
-      .catch(() => put(host, el("div", { class: "problem" },
-        el("p", {}, `This file does not carry game ${key}, and the browser cannot read ${DATA.records_dir}/${file} by itself ` +
-          "(pages opened from disk may not read other files). Choose that file here:"), picker)));
+      .catch(ask);
   }
 
   function showProblem(text) { put($("#viewer-body"), el("p", { class: "problem" }, text)); }
