@@ -17,7 +17,7 @@ from report_stores import play, round_robin_store
 from skyjo_bot.types import Rules, SlotState
 from skyjo_ref.cli.replay_view import ReplayCursor
 from skyjo_ref.report import ReportOptions, write_report
-from skyjo_ref.report.data import h2h_z
+from skyjo_ref.report.data import h2h_p
 
 MIB = 1024 * 1024
 STATE_CODE = {SlotState.HIDDEN: 0, SlotState.REVEALED: 1, SlotState.REMOVED: 2}
@@ -160,10 +160,13 @@ def test_the_report_reads_the_store_and_never_writes_it(tmp_path: Path) -> None:
     assert data["history"]["points"][-1]["games"] == 12
 
 
-def test_h2h_significance() -> None:
-    assert h2h_z(5, 0, 5) == 0.0
-    assert h2h_z(40, 0, 10) > 1.96 > h2h_z(6, 0, 4)
-    assert h2h_z(0, 0, 30) < -1.96
+def test_head_to_head_significance_is_a_sign_test() -> None:
+    assert h2h_p(5, 5) == 1.0
+    assert h2h_p(2, 0) == 0.5  # two pairings won prove nothing
+    assert h2h_p(9, 1) < 0.05 < h2h_p(8, 2)  # exact: 0.021 and 0.109
+    assert abs(h2h_p(9, 1) - 0.021484375) < 1e-12
+    assert h2h_p(1030, 970) > 0.05 > h2h_p(1060, 940)  # the normal approximation above 400
+    assert h2h_p(0, 30) == h2h_p(30, 0) < 1e-8
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ Screenshots of the leaderboard, the heatmap and the viewer go to
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -108,6 +109,7 @@ def open_page(browser: Browser, path: Path, width: int = 1300) -> tuple[Page, Wa
     page = browser.new_page(viewport={"width": width, "height": 900})
     watch = Watch(page)
     page.goto(path.as_uri())
+    page.add_style_tag(content="nav { position: static; }")  # element screenshots without the sticky bar
     return page, watch
 
 
@@ -153,7 +155,9 @@ def test_a_heatmap_cell_opens_one_of_its_games_and_the_viewer_steps_to_the_final
     cell.click()
     head = page.locator("#viewer-body .viewer-head b").inner_text()
     assert set(head.split("/")[0].split("+")) == {"greedy", "random"}
-    record = json.loads(next((run / "games").glob(head.replace("/", "__d", 1).replace("/", "_r") + ".json")).read_text())
+    record = json.loads(
+        next((run / "games").glob(head.replace("/", "__d", 1).replace("/", "_r") + ".json")).read_text()
+    )
     # keyboard: → and ← step one action, ↓ a round, End the end
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -246,8 +250,8 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
 
 
 def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, tmp_path: Path) -> None:
-    bots = [f"bot-{i:02d}-{'x' * (i % 7)}" for i in range(40)]
-    round_robin_store(tmp_path / "forty", bots, deals=1, pool=1).close()
+    bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(40)]
+    round_robin_store(tmp_path / "forty", bots, deals=1).close()
     write_report(tmp_path / "forty", tmp_path / "forty.html", ReportOptions(bootstrap=0))
     page, watch = open_page(browser, tmp_path / "forty.html", width=1100)
     grid = page.locator("#h2h-grid")
@@ -258,7 +262,7 @@ def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, tmp_pat
     sizes = labels.evaluate_all("e => e.map(x => parseFloat(getComputedStyle(x).fontSize))")
     assert min(sizes) >= 10
     tops = [b["y"] for b in (labels.nth(i).bounding_box() for i in range(40)) if b is not None]
-    assert all(b - a >= 12 for a, b in zip(tops, tops[1:]))  # rows do not overlap
+    assert all(b - a >= 12 for a, b in itertools.pairwise(tops))  # rows do not overlap
     last = page.locator(f'#h2h-grid td.cell[data-row="{bots[-1]}"][data-col="{bots[-2]}"]')
     last.click()  # scrolled into view by the click, as a user would scroll
     head = page.locator("#viewer-body .viewer-head b").inner_text()

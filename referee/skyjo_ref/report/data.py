@@ -33,8 +33,8 @@ FAULTS_LISTED: Final = 40
 DEFAULT_RECORD_BUDGET: Final = 3 * 1024 * 1024
 #: Meta keys an embedded record keeps (the viewer's needs); the rest stays in games/*.json.
 KEPT_META: Final = ("decision_ms", "strikes", "forfeited")
-#: z above which a head-to-head score differs significantly from an even 0.5 (two-sided 95%).
-SIGNIFICANT_Z: Final = 1.96
+#: p below which a head-to-head cell is shaded as significant (sign test, two-sided).
+SIGNIFICANT_P: Final = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,16 +91,23 @@ def decision_times(record: Mapping[str, Any]) -> list[list[float]] | None:
     return [[float(v) for v in t] for t in times]
 
 
-def h2h_z(wins: int, draws: int, losses: int) -> float:
-    """How far a pairwise score is from an even 0.5, in standard errors of the games' outcomes."""
-    n = wins + draws + losses
-    if n < 2:
-        return 0.0
-    mean = (wins + 0.5 * draws) / n
-    var = (wins * (1 - mean) ** 2 + draws * (0.5 - mean) ** 2 + losses * mean**2) / (n - 1)
-    if var <= 0.0:
-        return math.copysign(math.inf, mean - 0.5) if mean != 0.5 else 0.0
-    return (mean - 0.5) / math.sqrt(var / n)
+def h2h_p(wins: int, losses: int) -> float:
+    """Two-sided sign-test p-value of ``wins`` against ``losses`` (level pairings left out).
+
+    Exact binomial up to 400 decisive pairings, normal approximation (with
+    continuity correction) above. It treats pairings as independent; those of
+    one duplicate block are not quite, so read it as a guide, not a verdict.
+    """
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = max(wins, losses)
+    if n <= 400:
+        tail = sum(math.comb(n, i) for i in range(k, n + 1)) / 2.0**n
+    else:
+        z = (k - 0.5 - n / 2) / math.sqrt(n / 4)
+        tail = 0.5 * math.erfc(z / math.sqrt(2))
+    return min(1.0, 2 * tail)
 
 
 def _history(
@@ -372,8 +379,8 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
             if a == b or cell is None or cell.games == 0:
                 line.append(None)
                 continue
-            z = h2h_z(cell.wins, cell.draws, cell.losses)
-            line.append([cell.games, cell.wins, cell.draws, cell.losses, round(max(-99.0, min(99.0, z)), 2)])
+            p = h2h_p(cell.wins, cell.losses)
+            line.append([cell.games, cell.wins, cell.draws, cell.losses, float(f"{p:.3g}")])
         h2h.append(line)
     results = []
     for g in games:
@@ -407,7 +414,7 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         "bots": names,
         "leaderboard": table_json["bots"],
         "h2h": h2h,
-        "significant_z": SIGNIFICANT_Z,
+        "significant_p": SIGNIFICANT_P,
         "results": results,
         "files": {g.id.key: g.id.file_name() for g in games},
         "embedded": embedded,

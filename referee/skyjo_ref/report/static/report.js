@@ -114,7 +114,7 @@
   /* ----------------------------------------------------------- head-to-head */
   function cellColour(cell) {
     const score = (cell[1] + 0.5 * cell[2]) / cell[0];
-    const strong = Math.abs(cell[4]) >= DATA.significant_z;
+    const strong = cell[4] < DATA.significant_p;
     const t = Math.min(1, Math.abs(score - 0.5) * 2);
     if (strong) return score > 0.5 ? `hsl(140, 55%, ${62 - 26 * t}%)` : `hsl(0, 65%, ${64 - 24 * t}%)`;
     return score > 0.5 ? `hsl(140, 25%, ${92 - 14 * t}%)` : `hsl(0, 25%, ${92 - 14 * t}%)`;
@@ -137,9 +137,9 @@
           return;
         }
         const score = (cell[1] + 0.5 * cell[2]) / cell[0];
-        const sig = Math.abs(cell[4]) >= DATA.significant_z;
+        const sig = cell[4] < DATA.significant_p;
         const text = `${a} vs ${b}: ${cell[1]} won, ${cell[2]} drawn, ${cell[3]} lost of ${cell[0]} ` +
-          `(score ${(100 * score).toFixed(1)}%, z ${cell[4]}${sig ? ", significant" : ""})`;
+          `(score ${(100 * score).toFixed(1)}%, p = ${cell[4]}${sig ? ", significant" : ""})`;
         tr.append(el("td", { class: "cell" + (sig ? " sig" : ""), style: `background:${cellColour(cell)}`, title: text,
           "data-row": a, "data-col": b, onclick: () => openCell(i, j) }, Math.round(100 * score)));
       });
@@ -157,8 +157,8 @@
     put(panel, 
       el("h3", {}, `${a} vs ${b}`),
       el("p", {}, `${cell[0]} pairings: ${a} ranked ahead ${cell[1]}, level ${cell[2]}, behind ${cell[3]} ` +
-        `(score ${(100 * (cell[1] + 0.5 * cell[2]) / cell[0]).toFixed(1)}%, z = ${cell[4]}; ` +
-        `${Math.abs(cell[4]) >= DATA.significant_z ? "significant at 95%" : "not significant"}).`),
+        `(score ${(100 * (cell[1] + 0.5 * cell[2]) / cell[0]).toFixed(1)}%, sign test p = ${cell[4]}; ` +
+        `${cell[4] < DATA.significant_p ? "significant at 95%" : "not significant"}).`),
       gameList(games.slice(0, 50), games.length));
     const first = games.find((g) => loaded.has(g.key)) || games[0];
     if (first) openGame(first.key);
