@@ -9,6 +9,8 @@ Screenshots of the leaderboard, the heatmap and the viewer go to
 
 from __future__ import annotations
 
+import functools
+import http.server
 import itertools
 import json
 import os
@@ -16,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,7 +85,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Watch:
     """What a page did that an offline report must not: console errors, page errors, network requests."""
 
-    def __init__(self, page: Page) -> None:
+    def __init__(self, page: Page, allowed: tuple[str, ...] = ()) -> None:
+        self.allowed = ("file:", "data:", *allowed)
         self.errors: list[str] = []
         self.requests: list[str] = []
         page.on("console", self._console)
@@ -94,7 +98,7 @@ class Watch:
             self.errors.append(f"console {message.type}: {message.text}")
 
     def _route(self, route: Route, request: Request) -> None:
-        if request.url.startswith(("file:", "data:")):
+        if request.url.startswith(self.allowed):
             route.continue_()
             return
         self.requests.append(request.url)
@@ -205,6 +209,37 @@ def test_a_game_the_page_does_not_carry_opens_from_the_games_folder(
     assert final_totals(page) == json.loads(path.read_text())["result"]["totals"]
     watch.check()
     page.close()
+
+
+def test_served_over_http_the_page_loads_games_it_does_not_carry_by_itself(browser: Browser, run: Path) -> None:
+    data = write_report(run, run / "served.html", ReportOptions(record_budget=0, bootstrap=0))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(run))
+
+    class Quiet(http.server.ThreadingHTTPServer):
+        def handle_error(self, request: Any, client_address: Any) -> None:  # a closed page is not an error
+            pass
+
+    server = Quiet(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        origin = f"http://127.0.0.1:{server.server_address[1]}"
+        page = browser.new_page()
+        watch = Watch(page, allowed=(origin,))
+        page.goto(f"{origin}/served.html")
+        row = page.locator("#games-list tr[data-game]").first
+        key = row.get_attribute("data-game") or ""
+        row.locator("button.open").click()
+        page.locator("#v-last").click()  # waits for the record to arrive
+        record = json.loads((run / "games" / data["files"][key]).read_text())
+        assert final_totals(page) == record["result"]["totals"]
+        assert page.locator("#record-file").count() == 0
+        watch.check()
+        page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Browser, run: Path, tmp_path: Path) -> None:
