@@ -286,7 +286,7 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
 
 def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, tmp_path: Path) -> None:
     bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(40)]
-    round_robin_store(tmp_path / "forty", bots, deals=1).close()
+    round_robin_store(tmp_path / "forty", bots, deals=1, pool=1).close()
     write_report(tmp_path / "forty", tmp_path / "forty.html", ReportOptions(bootstrap=0))
     page, watch = open_page(browser, tmp_path / "forty.html", width=1100)
     grid = page.locator("#h2h-grid")
