@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -14,10 +15,15 @@ from typing import Any
 
 import pytest
 from report_stores import play, round_robin_store
-from skyjo_bot.types import Rules, SlotState
+from skyjo_bot import Action, Bot, View
+from skyjo_bot.types import Rules, SlotState, TimeControl
+from skyjo_ref.bots import make_builtin
 from skyjo_ref.cli.replay_view import ReplayCursor
-from skyjo_ref.report import ReportOptions, write_report
+from skyjo_ref.match import GameSetup, InProcessSeat, play_game
+from skyjo_ref.report import ReportOptions, collect, write_report
 from skyjo_ref.report.data import h2h_p
+from skyjo_ref.tournament.schedule import GameId
+from skyjo_ref.tournament.store import Store
 
 MIB = 1024 * 1024
 STATE_CODE = {SlotState.HIDDEN: 0, SlotState.REVEALED: 1, SlotState.REMOVED: 2}
@@ -193,3 +199,39 @@ def test_bad_input_gets_one_line(tmp_path: Path, args: list[str], message: str) 
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+class _Raises(Bot):
+    """Raises on every third decision: the referee strikes it (illegal) and plays for it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise ValueError("no idea what to do")
+        return view.legal_actions[0]
+
+
+def test_per_bot_faults_carry_their_text_and_count_in_the_leaderboard(tmp_path: Path) -> None:
+    seats = [InProcessSeat(_Raises(), "shaky"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    tc = TimeControl(decision_ms=5000, bank_ms=600_000, max_strikes=1000, grace_ms=1000)
+    record = asyncio.run(play_game(GameSetup("g", seats, seed="3", time_control=tc)))
+    with Store(tmp_path / "run") as store:
+        store.add_game(GameId(("greedy", "shaky"), 0, 1), "s", record, 0.1)
+        store.add_fault("shaky", "crash", "exit code 3; restarted", "greedy+shaky/0/1")
+    data = collect(tmp_path / "run", ReportOptions(bootstrap=0))
+    shaky = data["per_bot"]["shaky"]
+    strikes = len(record["meta"]["strikes"])
+    assert strikes > 0 and shaky["fault_count"] == strikes + 1
+    assert "no idea what to do" in shaky["faults"][0]["detail"] and shaky["faults"][0]["kind"] == "illegal"
+    assert shaky["faults"][-1] == {
+        "game": "greedy+shaky/0/1",
+        "kind": "crash",
+        "detail": "exit code 3; restarted",
+        "round": None,
+    }
+    row = next(r for r in data["leaderboard"] if r["name"] == "shaky")
+    assert row["strikes"] == row["illegal"] == strikes and row["timeouts"] == 0
+    assert data["per_bot"]["greedy"]["fault_count"] == 0

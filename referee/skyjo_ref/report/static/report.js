@@ -257,7 +257,7 @@
         el("div", {}, el("b", {}, "decisions "), d.count ? `${d.count}: median ${d.median} ms, 90% ${d.p90} ms, 99% ${d.p99} ms, max ${d.max} ms` : "no times in these records")),
       el("div", { class: "charts" },
         bars(t.counts, totalLabels, { title: `game totals (mean ${fmt(t.mean, 1)})` }),
-        bars(d.bins, timeLabels, { title: "decision time (ms)", cls: "bar time" })),
+        bars(d.bins, timeLabels, { title: "decision time (ms; each bar up to its label)", cls: "bar time" })),
       el("h3", {}, `Faults (${b.fault_count})`),
       b.faults.length === 0 ? el("p", {}, "None.") : el("table", { class: "faults" },
         el("thead", {}, el("tr", {}, el("th", {}, "kind"), el("th", {}, "game"), el("th", {}, "round"), el("th", {}, "detail"))),
