@@ -9,6 +9,7 @@ Screenshots of the leaderboard, the heatmap and the viewer go to
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import http.server
 import itertools
@@ -20,18 +21,37 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route, sync_playwright
 from report_stores import round_robin_store
+from skyjo_bot import Action, Bot, View
+from skyjo_bot.types import TimeControl
+from skyjo_ref.bots import make_builtin
+from skyjo_ref.match import GameSetup, InProcessSeat, play_game
+from skyjo_ref.records import save
 from skyjo_ref.report import ReportOptions, write_report
 from skyjo_ref.tournament.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "out" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+class Raises(Bot):
+    """Raises on every third decision: the referee strikes it (illegal) and plays for it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise ValueError("no idea what to do")
+        return view.legal_actions[0]
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -135,6 +155,7 @@ def test_leaderboard_equals_ratings_json_offline(browser: Browser, run: Path) ->
         interval = row.locator('[data-col="interval"]')
         assert float(interval.get_attribute("data-low") or "nan") == bot["elo_low"]
         assert float(interval.get_attribute("data-high") or "nan") == bot["elo_high"]
+        assert float(row.locator('[data-col="wins"]').get_attribute("data-value") or "nan") == bot["wins"]
         for column in ("games", "strikes", "forfeits"):
             assert int(row.locator(f'[data-col="{column}"]').inner_text()) == bot[column]
         average = row.locator('[data-col="avg_total"]')
@@ -315,6 +336,32 @@ def test_replay_html_writes_the_viewer_for_one_record(browser: Browser, run: Pat
     page, watch = open_page(browser, tmp_path / "one.html")
     assert page.locator("#leaderboard").count() == 0
     page.keyboard.press("End")
+    assert final_totals(page) == record["result"]["totals"]
+    watch.check()
+    page.close()
+
+
+def test_the_viewer_marks_strikes_and_the_referees_actions(browser: Browser, tmp_path: Path) -> None:
+    seats = [InProcessSeat(Raises(), "shaky"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    tc = TimeControl(decision_ms=5000, bank_ms=600_000, max_strikes=1000, grace_ms=1000)
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
+        record = pool.submit(asyncio.run, play_game(GameSetup("g", seats, seed="3", time_control=tc))).result()
+    save(record, tmp_path / "shaky.json")
+    made = cli("replay", "--html", "shaky.json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    page, watch = open_page(browser, tmp_path / "shaky.html")
+    first = record["meta"]["strikes"][0]
+    for _ in range(first["round"]):
+        page.keyboard.press("ArrowDown")
+    for _ in range(first["action"]):
+        page.keyboard.press("ArrowRight")
+    assert "played by the referee: illegal" in page.locator(".decision").inner_text()
+    page.keyboard.press("ArrowRight")
+    assert page.locator('.seat[data-seat="0"] .mark.strike').inner_text() == "1 strike"
+    assert "no idea what to do" in (page.locator('.seat[data-seat="0"] .mark.strike').get_attribute("title") or "")
+    page.keyboard.press("End")
+    strikes = len(record["meta"]["strikes"])
+    assert page.locator('.seat[data-seat="0"] .mark.strike').inner_text() == f"{strikes} strikes"
     assert final_totals(page) == record["result"]["totals"]
     watch.check()
     page.close()
