@@ -164,6 +164,10 @@ def test_the_report_reads_the_store_and_never_writes_it(tmp_path: Path) -> None:
     )
     assert greedy["rounds"] >= greedy["finished"] >= greedy["penalised"]
     assert data["history"]["points"][-1]["games"] == 12
+    assert data["records_dir"] == "games"  # the page next to the run opens games/ beside it
+    (tmp_path / "elsewhere").mkdir()
+    moved = write_report(tmp_path / "run", tmp_path / "elsewhere" / "r.html")
+    assert moved["records_dir"] == "../run/games"
 
 
 def test_head_to_head_significance_is_a_sign_test() -> None:
