@@ -239,3 +239,18 @@ def test_per_bot_faults_carry_their_text_and_count_in_the_leaderboard(tmp_path: 
     row = next(r for r in data["leaderboard"] if r["name"] == "shaky")
     assert row["strikes"] == row["illegal"] == strikes and row["timeouts"] == 0
     assert data["per_bot"]["greedy"]["fault_count"] == 0
+
+
+def test_rating_history_marks_runs_where_the_store_paused(tmp_path: Path) -> None:
+    store = round_robin_store(tmp_path / "run", ["greedy", "random", "random2"], deals=4)
+    with store.lock, store.db:  # the last two deals were played a day later, as a league that grows
+        store.db.execute("UPDATE games SET finished_at = finished_at + 86400 WHERE deal >= 2")
+    store.close()
+    data = collect(tmp_path / "run", ReportOptions(bootstrap=0))
+    history = data["history"]
+    assert history["runs"] == [12]
+    assert [p["games"] for p in history["points"]] == list(range(2, 25, 2))  # a point per duplicate block
+    final = history["points"][-1]["elo"]
+    for name, value in zip(data["bots"], final):  # the last point is the leaderboard's rating
+        row = next(r for r in data["leaderboard"] if r["name"] == name)
+        assert abs(value - row["elo"]) <= 0.1

@@ -27,6 +27,8 @@ FORMAT: Final = "skyjo-report/1"
 TIME_BINS_MS: Final = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
 #: Points of the rating history (checkpoints spread evenly over the games, by duplicate block).
 HISTORY_POINTS: Final = 40
+#: A pause this long (seconds) between two finished games starts a new run on the history chart.
+RUN_GAP_S: Final = 600.0
 #: Per bot, the faults listed with their text (the rest are counted).
 FAULTS_LISTED: Final = 40
 #: Records embedded when a report has no other limit: every game up to this many bytes of records.
@@ -172,7 +174,9 @@ def _history(
         elif len(played) == 1:
             ratings[index[played[0]]] = settings["elo"]
         out.append({"games": cut, "finished_at": round(finished[ordered[cut - 1].id.key], 1), "elo": ratings})
-    return {"by": "duplicate block, in the order games finished", "points": out}
+    times = [finished[g.id.key] for g in ordered]
+    runs = [i for i in range(1, len(times)) if times[i] - times[i - 1] > RUN_GAP_S]
+    return {"by": "duplicate block, in the order games finished", "points": out, "runs": runs}
 
 
 def _per_bot(

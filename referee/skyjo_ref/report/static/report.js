@@ -186,6 +186,10 @@
     chart.append(svg("text", { x: (L + W - R) / 2, y: H - 4, class: "axis", "text-anchor": "middle" }, "games played"),
       svg("text", { x: L, y: H - 18, class: "axis" }, "0"),
       svg("text", { x: W - R, y: H - 18, class: "axis", "text-anchor": "end" }, maxG));
+    (DATA.history.runs || []).forEach((start, k) => {
+      chart.append(svg("line", { x1: x(start), x2: x(start), y1: T, y2: H - B, class: "run-start" }),
+        svg("text", { x: x(start) + 3, y: T + 10, class: "axis" }, `run ${k + 2}`));
+    });
     const n = DATA.bots.length;
     const ends = [];
     DATA.bots.forEach((name, b) => {
@@ -206,7 +210,8 @@
       }
     }
     put(host, chart, el("p", { class: "note" }, `Elo after each checkpoint, by ${DATA.history.by}` +
-      (n > 24 ? "; hover a line for its bot." : ".")));
+      (n > 24 ? "; hover a line for its bot" : "") +
+      ((DATA.history.runs || []).length ? "; a dashed line starts a run (a pause of more than 10 minutes)." : ".")));
   }
 
   /* ---------------------------------------------------------------- per bot */
