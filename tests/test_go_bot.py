@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sdk_harness import ROOT, autos, play_match, referee, start_bot
+from sdk_harness import ROOT, CuttableProxy, autos, play_match, referee, start_bot
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
 
@@ -63,6 +63,26 @@ def test_go_bot_plays_against_greedy_with_no_strikes(go_bot: Path) -> None:
         text = bot.text()
         assert "connected as 'go'" in text and "terminated: closing the session" in text
         assert re.search(r"played \d+ games, \d+ decisions", text), text
+
+    asyncio.run(main())
+
+
+def test_go_bot_reconnects_mid_game(go_bot: Path) -> None:
+    async def main() -> None:
+        async with referee() as server:
+            proxy = CuttableProxy(server.address)
+            await proxy.start()
+            proxy.cut_after_bytes = 15_000
+            token = server.issue_token("go")
+            bot = await start_bot([str(go_bot)], "go", token, proxy.address)
+            records = await play_match(server, [SeatSpec.of_token(token, "go"), SeatSpec.of_builtin("random")], 2)
+            assert await bot.stop() == 0
+            await proxy.stop()
+            assert proxy.cuts == 1 and server.sessions[token].connections >= 2
+        for record in records:
+            replay(record)
+            assert autos(record) == [], f"the reconnect cost the Go bot: {autos(record)}"
+        assert "reconnecting in" in bot.text()
 
     asyncio.run(main())
 
