@@ -58,6 +58,7 @@ class _SeatState:
     decisions: int = 0
     total_ms: float = 0.0
     max_ms: float = 0.0
+    decision_ms: list[float] = field(default_factory=list)  # each decision's time, for meta.decision_ms
 
 
 @dataclass(slots=True)
@@ -157,6 +158,7 @@ class GameRunner:
         finally:
             self._pending = None
         st.decisions += 1
+        st.decision_ms.append(answer.elapsed_ms)
         st.total_ms += answer.elapsed_ms
         st.max_ms = max(st.max_ms, answer.elapsed_ms)
         if self.tc.bank_ms:  # no bank: time_left_ms stays NO_LIMIT_MS, as the protocol says
@@ -269,6 +271,9 @@ class GameRunner:
                 }
                 for st in self.states
             ],
+            # per seat, the time each of its decisions took, in the order of its actions that are
+            # not tagged "forfeit" (the substitute's decisions are not timed): the report's histograms
+            "decision_ms": [[round(ms, 2) for ms in st.decision_ms] for st in self.states],
             "started_at": round(started, 3),
             "seconds": round(time.time() - started, 3),
         }
