@@ -31,4 +31,4 @@ def print_table(
         console.print(table)
         return
     lines = ([title] if title else []) + ["\t".join(columns)] + ["\t".join(row) for row in rows]
-    console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
+    console.file.write("\n".join(lines) + "\n")  # as is: Rich would turn the tabs into spaces
