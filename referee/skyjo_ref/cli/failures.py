@@ -8,12 +8,13 @@ frame); every bot process's whole output is in a log file, named here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from skyjo_ref.players import ProcessFault
 from skyjo_ref.server.lineup import LineupResult
 
 #: Lines of a crashed process's output shown under its one-line description.
@@ -55,17 +56,27 @@ def first_failures(records: Sequence[dict[str, Any]], seat_names: Sequence[str])
 
 def show_failures(result: LineupResult, console: Console) -> None:
     """Each failing bot's first failure and crashes, and where each bot's whole output is (on stderr)."""
-    names = result.lineup.seat_names
-    failures = first_failures(result.records, names)
-    for name in names:
-        log_path: Path | None = result.log_paths.get(name)
+    report_failures(console, result.records, result.lineup.seat_names, result.crashes, result.log_paths)
+
+
+def report_failures(
+    console: Console,
+    records: Sequence[dict[str, Any]],
+    seat_names: Sequence[str],
+    crashes: Mapping[str, Sequence[ProcessFault]],
+    log_paths: Mapping[str, Path],
+) -> None:
+    """The lines of :func:`show_failures`, for any command that seats bots (``match``, ``play``)."""
+    failures = first_failures(records, seat_names)
+    for name in seat_names:
+        log_path = log_paths.get(name)
         output = f"; all of its output: {log_path}" if log_path is not None else ""
         if name in failures:
             console.print(f"{name}: first failure in {failures[name]}{output}", highlight=False, markup=False)
-        for fault in result.crashes.get(name, []):
+        for fault in crashes.get(name, []):
             lines = [f"{name}: its process {fault.describe()}; it was restarted{output}"]
             lines += [f"    {line}" for line in fault.tail(TAIL_LINES)]
             console.print("\n".join(lines), highlight=False, markup=False)
-    folders = sorted({str(p.parent) for p in result.log_paths.values()})
+    folders = sorted({str(p.parent) for p in log_paths.values()})
     if folders:
         console.print(f"bot output is kept in {', '.join(folders)}", highlight=False, markup=False)
