@@ -111,6 +111,8 @@ def test_a_remote_bot_that_never_connects_is_a_failure_naming_it() -> None:
     assert out.returncode == 3, out.stderr
     message = one_line(out.stderr)
     assert "remote bot 'ghost' did not connect to the referee within 1 s (--connect-timeout)" in message
+    (waiting,) = [line for line in out.stderr.splitlines() if "waiting 1 s for remote bot 'ghost'" in line]
+    assert re.search(r"SKYJO_ADDR=127\.0\.0\.1:\d+ SKYJO_TOKEN=\S+$", waiting)  # one line, never wrapped
     assert time.monotonic() - started < 60
 
 
@@ -200,3 +202,13 @@ def test_help_shows_flags_without_a_value() -> None:
     assert out.returncode == 0
     (line,) = [line for line in out.stdout.splitlines() if "--new" in line]
     assert "<bool>" not in line and "<bool>" not in out.stdout
+
+
+def test_piped_match_output_is_plain_tab_separated_lines() -> None:
+    out = skyjo("match", "greedy", "random", "--games", "4", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    assert not set("│┃━─┏━") & set(out.stdout + out.stderr)  # no boxes, no progress bar
+    lines = out.stdout.splitlines()
+    assert lines[0] == "4 games, 2 players, seed 3"
+    assert lines[1] == "bot\tgames\twins\twin rate (95% CI)\tavg total\tavg round\tstrikes\tforfeits"
+    assert {line.split("\t")[0] for line in lines[2:4]} == {"greedy", "random"}
