@@ -218,7 +218,8 @@ def test_a_bot_file_that_does_not_compile_is_a_config_error(tmp_path: Path) -> N
 
 def test_a_class_the_bot_file_does_not_define_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "one.py").write_text(
-        "from skyjo_bot import Bot\n\n\nclass Mine(Bot):\n    def decide(self, view):\n        return view.legal_actions[0]\n",
+        "from skyjo_bot import Bot\n\n\nclass Mine(Bot):\n"
+        "    def decide(self, view):\n        return view.legal_actions[0]\n",
         encoding="utf-8",
     )
     config = tmp_path / "t.yaml"

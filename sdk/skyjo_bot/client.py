@@ -37,13 +37,13 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import traceback
 import os
 import queue
 import random
 import signal
 import threading
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -5,10 +5,10 @@ say which match slot sat in which seat, ``meta.deal`` which deal was played).
 
 The verdict's unit is the deal block (all rotations of one deal), since the
 games of one deal are not independent. Its win-rate interval is a Wilson score
-interval over blocks: each block's win-rate difference ``d`` (−1 to +1) is
+interval over blocks: each block's win-rate difference ``d`` (-1 to +1) is
 mapped to a score ``(1 + d) / 2`` in [0, 1] and treated as one trial. A score
 bounded in [0, 1] varies at most as much as a win/loss does, so the interval is
-conservative, valid from a few blocks, and never leaves −100%..+100%. The
+conservative, valid from a few blocks, and never leaves -100%..+100%. The
 average-total interval is a Student t interval over blocks. Below
 :data:`MIN_BLOCKS` blocks there is no verdict ("not enough games to tell").
 """
