@@ -150,6 +150,11 @@ async def play_lineup(
                             f"waiting {remote_connect_timeout_s:g} s for remote bot {name!r}: connect it with "
                             f"SKYJO_ADDR={address} SKYJO_TOKEN={seat_token}"
                         )
+                    else:  # the referee's own token for a name it knows (serve --token NAME=...), else a fresh one
+                        say(
+                            f"remote bot {name!r} must be connected when the first game starts: "
+                            f"SKYJO_ADDR={address} SKYJO_TOKEN={seat_token}"
+                        )
                     remotes[name] = seat_token
                     waits.append((name, seat_token, None))
             if server is not None:
