@@ -212,3 +212,22 @@ def test_piped_match_output_is_plain_tab_separated_lines() -> None:
     assert lines[0] == "4 games, 2 players, seed 3"
     assert lines[1] == "bot\tgames\twins\twin rate (95% CI)\tavg total\tavg round\tstrikes\tforfeits"
     assert {line.split("\t")[0] for line in lines[2:4]} == {"greedy", "random"}
+
+
+def test_a_module_class_that_does_not_exist_is_refused_before_any_process_starts() -> None:
+    out = skyjo("match", "skyjo_ref.bots.greedy:NoSuchBot", "random")
+    assert out.returncode == 2, out.stderr
+    assert "greedy.py defines no 'NoSuchBot' (classes defined there: GreedyBot)" in one_line(out.stderr)
+
+
+def test_the_sdk_runner_says_where_the_syntax_error_is(tmp_path: Path) -> None:
+    bot = tmp_path / "broken.py"
+    bot.write_text("from skyjo_bot import Bot\nclass Broken(Bot)\n    pass\n", encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "skyjo_bot", "run", str(bot), "--addr", "127.0.0.1:1", "--token", "t"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"error: {bot}:2: SyntaxError: expected ':'"

@@ -139,6 +139,11 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
             found = None
         if found is None:
             raise BotSpecError(f"no module {target!r} can be imported (bot spec {text!r}): expected module:ClassName")
+        if found.origin is not None and found.origin.endswith(".py"):
+            try:  # the module's own file: compiled and read, not run
+                check_bot_file(Path(found.origin), attr)
+            except BotFileError as exc:
+                raise BotSpecError(str(exc)) from None
         return BotSpec("python", attr, text, python=text)
     raise BotSpecError(f"unknown bot {text!r}: expected {_forms()}")
 

@@ -452,6 +452,11 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
         found = None
     if found is None:
         raise check.fail(path, f"module {target!r} cannot be found: expected an importable module:Class")
+    if found.origin is not None and found.origin.endswith(".py"):
+        try:  # the module's own file: compiled and read, not run
+            check_bot_file(Path(found.origin), cls)
+        except BotFileError as exc:
+            raise check.fail(path, str(exc)) from None
     return spec
 
 
