@@ -150,7 +150,7 @@ def test_the_documented_serve_workflow_plays_the_bot_started_with_its_token(
     try:
         out = skyjo(
             "match", "remote:mybot", "greedy", "--games", "2", "--referee", address,
-            "--control-token", "ctl-token", "--json", "-",
+            "--control-token", "ctl-token", "--json", "-", "--grace-ms", "60000",  # however slow its start
         )  # fmt: skip
         assert out.returncode == 0, out.stderr
         rows = {row["name"]: row for row in json.loads(out.stdout)["bots"]}
