@@ -100,7 +100,7 @@ def match(
     ] = REMOTE_CONNECT_TIMEOUT_S,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
-    stderr = Console(stderr=True)
+    stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     try:
         specs = [parse_bot_spec(b) for b in bots]
     except BotSpecError as exc:
