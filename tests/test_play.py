@@ -341,3 +341,21 @@ def test_ctrl_c_leaves_the_game_with_exit_130() -> None:
     code, out, err = driver.finish()
     assert code == 130, f"exit {code}\n{out[-2000:]}\n{err}"
     assert "interrupted after 0 finished game(s)" in err and "Traceback" not in out + err
+
+
+def test_a_failing_opponent_shows_its_first_failure_and_its_log(tmp_path: Path) -> None:
+    bot = tmp_path / "raiser.py"
+    bot.write_text(
+        "from skyjo_bot import Bot\n\n\nclass Raiser(Bot):\n    def decide(self, view):\n"
+        "        raise ValueError('boom in play')\n",
+        encoding="utf-8",
+    )
+    driver = Driver(str(bot), "--seed", "7", "--option", "end_score=1", "--logs", str(tmp_path / "logs"))
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    message = " ".join(err.split())
+    assert "raiser: first failure in game 1, round 1" in message
+    assert f"ValueError: boom in play (at {bot}:6 in decide)" in message
+    assert f"all of its output: {tmp_path / 'logs' / 'raiser.log'}" in message
