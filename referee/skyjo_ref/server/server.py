@@ -283,6 +283,11 @@ class RefereeServer:
     # ------------------------------------------------------------------ tokens
 
     def issue_token(self, name: str) -> str:
+        """A token for a seat-holder named ``name``: the one the referee was given for that name
+        (``serve --token NAME=TOKEN``), so the bot already started with it plays; else a fresh one."""
+        known = self.config.tokens.get(name)
+        if known is not None:
+            return known
         token = secrets.token_urlsafe(18)
         self.sessions[token] = Session(token, name or "bot")
         return token
