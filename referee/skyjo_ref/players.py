@@ -21,6 +21,7 @@ import contextlib
 import importlib.util
 import logging
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,10 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
             path = (base or Path.cwd()) / path
         if not path.is_file():
             raise BotSpecError(f"no such file {target!r} (bot spec {text!r}): expected a Python bot file")
+        try:  # a syntax error or a missing class is one clean message now, not a bot process that exits
+            check_bot_file(path, attr)
+        except BotFileError as exc:
+            raise BotSpecError(str(exc)) from None
         python = str(path.resolve()) + (f":{attr}" if attr else "")
         return BotSpec("python", attr or path.stem, text, python=python)
     if attr is not None:
@@ -133,6 +139,11 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
             found = None
         if found is None:
             raise BotSpecError(f"no module {target!r} can be imported (bot spec {text!r}): expected module:ClassName")
+        if found.origin is not None and found.origin.endswith(".py"):
+            try:  # the module's own file: compiled and read, not run
+                check_bot_file(Path(found.origin), attr)
+            except BotFileError as exc:
+                raise BotSpecError(str(exc)) from None
         return BotSpec("python", attr, text, python=text)
     raise BotSpecError(f"unknown bot {text!r}: expected {_forms()}")
 
@@ -182,8 +193,29 @@ class ProcessFault:
     output: str  # its last lines of output
 
     def describe(self) -> str:
-        tail = self.output.strip().splitlines()[-1:] or ["(no output)"]
-        return f"exited with code {self.returncode} after {self.after_s:.1f} s: {tail[0][:200]}"
+        return f"exited with code {self.returncode} after {self.after_s:.1f} s: {telling_line(self.output)[:200]}"
+
+    def tail(self, lines: int = 12) -> list[str]:
+        """Its last output lines (up to ``lines``), to show under the one-line description."""
+        return self.output.rstrip().splitlines()[-lines:]
+
+
+#: Lines that say why a program died: a Python or Node exception, a Go panic, a Rust panic, a C++ terminate.
+_TELLING = re.compile(
+    r"^\s*(?:panic: |fatal error: |thread '.*' panicked|terminate called|Uncaught |"
+    r"(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b)"
+)
+
+
+def telling_line(output: str) -> str:
+    """The line of a crashed program's output that says why: the last exception or panic line
+    (``ValueError: boom``, ``panic: index out of range``), not the stack frame or the runtime's
+    version that often comes after it; else its last line."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        if _TELLING.match(line):
+            return line.strip()
+    return lines[-1].strip() if lines else "(no output)"
 
 
 class ManagedBot:
@@ -278,7 +310,7 @@ class ManagedBot:
             self.exited.set()
             if self._stopping:
                 return
-            fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, self.output(5))
+            fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, self.output(40))
             self.faults.append(fault)
             log.warning("bot %s %s", self.spec.name, fault.describe())
             if self.restarts >= self.max_restarts:

@@ -82,7 +82,7 @@ def serve(
         cfg.address = check_address(cfg.address, "--address")
     except ValueError as exc:
         raise errors.UserError(str(exc)) from None
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # the SKYJO_ADDR=... line stays one line: scripts grep it
     try:
         asyncio.run(_serve(cfg, console, show_control_token=cfg.control_token is None))
     except OSError as exc:

@@ -165,6 +165,33 @@ class ServerConfig:
 
 #: The longest ``token_idle_ms`` / ``token_unused_ms``: a year.
 MAX_TOKEN_MS: Final = 365 * 24 * 3600 * 1000
+#: Pings a client may send too early (closer than ``min_client_ping_ms``) before GOAWAY too_many_pings.
+MAX_PING_STRIKES: Final = 2
+
+
+def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """The grpc core channel arguments of a referee.
+
+    The ping policy is what docs/writing-a-bot.md asks of bots: pings at most every
+    ``min_client_ping_ms`` (10 s; bots ping every 30 s), also on an idle stream and with
+    no call open. grpc core ignores argument names it does not know, so these are its
+    own names (``grpc.http2.min_ping_interval_without_data_ms`` is the server's minimum
+    interval between pings it receives); a test checks each name against the library.
+    """
+    return [
+        ("grpc.so_reuseport", 0),
+        # grpc's own cap is a backstop: the referee refuses what is over max_message_bytes itself,
+        # so that the fault is counted and recorded (grpc would end the call without a word to us)
+        ("grpc.max_receive_message_length", max(config.max_message_bytes, GRPC_MESSAGE_BACKSTOP)),
+        ("grpc.keepalive_time_ms", config.keepalive_time_ms),
+        ("grpc.keepalive_timeout_ms", config.keepalive_timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", config.min_client_ping_ms),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+    ]
+
+
 #: The range of ``max_message_bytes`` (config file and ``--max-message-bytes``): gRPC takes an int32.
 MIN_MESSAGE_BYTES: Final = 1024
 MAX_MESSAGE_BYTES: Final = 2**31 - 1
@@ -229,19 +256,7 @@ class RefereeServer:
 
     async def start(self) -> None:
         c = self.config
-        options = [
-            ("grpc.so_reuseport", 0),
-            # grpc's own cap is a backstop: the referee refuses what is over max_message_bytes itself,
-            # so that the fault is counted and recorded (grpc would end the call without a word to us)
-            ("grpc.max_receive_message_length", max(c.max_message_bytes, GRPC_MESSAGE_BACKSTOP)),
-            ("grpc.keepalive_time_ms", c.keepalive_time_ms),
-            ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_recv_ping_interval_without_data_ms", c.min_client_ping_ms),
-            ("grpc.http2.max_pings_without_data", 0),
-            ("grpc.http2.max_ping_strikes", 2),
-        ]
-        server = grpc.aio.server(options=options)
+        server = grpc.aio.server(options=grpc_server_options(c))
         _add_bot_service(_BotService(self), server)
         pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
         self._health = AsyncHealthServicer()
@@ -299,7 +314,12 @@ class RefereeServer:
     # ------------------------------------------------------------------ tokens
 
     def issue_token(self, name: str) -> str:
-        """A new bot token; released (forgotten) when unused for a while: see :meth:`_let_go`."""
+        """A token for a seat-holder named ``name``: the one the referee was given for that name
+        (``serve --token NAME=TOKEN``), so the bot already started with it plays; else a fresh one,
+        released (forgotten) once unused for a while: see :meth:`_let_go`."""
+        known = self.config.tokens.get(name)
+        if known is not None:
+            return known
         token = secrets.token_urlsafe(18)
         session = self.sessions[token] = Session(token, name or "bot")
         self._release_later(session, self.config.token_unused_ms)

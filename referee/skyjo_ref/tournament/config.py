@@ -24,6 +24,7 @@ from typing import Any, Final
 from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
+from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
@@ -436,12 +437,10 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
             file = base / file
         if not file.is_file():
             raise check.fail(path, f"file {file} does not exist: expected a Python bot file (path/bot.py[:Class])")
-        try:  # a syntax error is the user's to fix now, not a bot process that keeps crashing later
-            compile(file.read_bytes(), str(file), "exec")
-        except SyntaxError as exc:
-            raise check.fail(path, f"{file}, line {exc.lineno}: {exc.msg}: the bot file does not compile") from None
-        except (OSError, ValueError) as exc:
-            raise check.fail(path, f"cannot read {file}: {exc}") from None
+        try:  # a syntax error or a missing class is the user's to fix now, not a bot process that keeps crashing
+            check_bot_file(file, cls or None)
+        except BotFileError as exc:
+            raise check.fail(path, str(exc)) from None
         return f"{file.resolve()}:{cls}" if cls else str(file.resolve())
     if not cls:
         raise check.fail(path, f"{spec!r} is neither a .py file nor module:Class: expected path/bot.py or module:Class")
@@ -453,6 +452,11 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
         found = None
     if found is None:
         raise check.fail(path, f"module {target!r} cannot be found: expected an importable module:Class")
+    if found.origin is not None and found.origin.endswith(".py"):
+        try:  # the module's own file: compiled and read, not run
+            check_bot_file(Path(found.origin), cls)
+        except BotFileError as exc:
+            raise check.fail(path, str(exc)) from None
     return spec
 
 
