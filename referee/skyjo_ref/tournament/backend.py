@@ -11,14 +11,22 @@ A process that exits is restarted with the same token (the referee treats it
 as a reconnect, so a game in progress goes on) and the fault is stored. A bot
 whose processes keep dying, or that never connects, stops the run: the
 tournament exits 3 and keeps every finished game.
+
+Sandboxed bots (``limits``, ``network: false``; see docs/sandbox.md): a
+process killed for a limit is a fault of kind ``limit`` naming it, restarted
+like a crash. Bots without network reach the in-process referee by a ``unix:``
+socket in a private temporary folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from skyjo_ref.match import MatchSpec, SeatSpec
@@ -82,6 +90,16 @@ class RefereeBackend:
         self.closing = False
         self.failure: TournamentUnfinished | None = None
         self.connect_timeout_s = config.connect_timeout_s
+        # bots without network connect here (a unix: socket); the others at ``address``
+        self.isolated_address = server.unix_address if server is not None else None
+        if self.isolated_address is None and address.startswith("unix:"):
+            self.isolated_address = address
+
+    def _address_for(self, entry: BotSpec) -> str:
+        if entry.sandbox.network:
+            return self.address
+        assert self.isolated_address is not None, "the config check requires a unix: socket for this bot"
+        return self.isolated_address
 
     # ----------------------------------------------------------------- a game
 
@@ -202,7 +220,7 @@ class RefereeBackend:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         process = ManagedBot(
             entry,
-            self.address,
+            self._address_for(entry),
             token,
             max_restarts=MAX_RESTARTS,
             log_path=self.log_dir / f"{name}-{number}.log",
@@ -256,7 +274,8 @@ class RefereeBackend:
                     self.store.add_fault(worker.bot, "gave_up", detail, worker.game_key)
                     self.observer.note(f"bot {worker.bot}: {detail}; not restarted again")
                 else:
-                    self.store.add_fault(worker.bot, "crash", detail + "; restarted", worker.game_key)
+                    kind = "crash" if fault.limit is None else "limit"
+                    self.store.add_fault(worker.bot, kind, detail + "; restarted", worker.game_key)
                     self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
             if worker.gave_up:
                 if worker.bot not in self.connected_once:
@@ -286,7 +305,9 @@ class RefereeBackend:
         except RefereeError as exc:
             raise TournamentUnfinished(f"bot {worker.bot!r}: {exc}") from None
         old = worker.process
-        worker.process = ManagedBot(old.spec, self.address, token, max_restarts=MAX_RESTARTS, log_path=old.log_path)
+        worker.process = ManagedBot(
+            old.spec, self._address_for(old.spec), token, max_restarts=MAX_RESTARTS, log_path=old.log_path
+        )
         worker.recorded = 0
         self.store.add_fault(
             worker.bot, "replaced", f"process {worker.number} replaced by a fresh one", worker.game_key
@@ -312,14 +333,24 @@ class RefereeBackend:
 async def referee_backend(config: TournamentConfig, store: Store, observer: Observer) -> AsyncIterator[RefereeBackend]:
     """The in-process referee (loopback, port 0 unless ``referee.listen``), or the configured running one."""
     server: RefereeServer | None = None
+    socket_folder: Path | None = None
     if config.referee.address is None:
         tokens = {b.name: b.token for b in config.bots if b.kind == "remote" and b.token is not None}
+        if any(b.managed and not b.sandbox.network for b in config.bots):
+            socket_folder = Path(tempfile.mkdtemp(prefix="skyjo-ref-"))  # short: socket paths max ~100 bytes
         server = RefereeServer(
-            ServerConfig(address=config.referee.listen, tokens=tokens, time_control=config.time_control)
+            ServerConfig(
+                address=config.referee.listen,
+                tokens=tokens,
+                time_control=config.time_control,
+                unix_socket=socket_folder / "referee.sock" if socket_folder is not None else None,
+            )
         )
         try:
             await server.start()
         except OSError as exc:
+            if socket_folder is not None:
+                shutil.rmtree(socket_folder, ignore_errors=True)
             raise TournamentUnfinished(f"cannot start the referee: {exc}") from None
         address, control = server.address, server.control_token
     else:
@@ -337,3 +368,5 @@ async def referee_backend(config: TournamentConfig, store: Store, observer: Obse
             await client.close()
             if server is not None:
                 await server.stop(1.0)
+            if socket_folder is not None:
+                shutil.rmtree(socket_folder, ignore_errors=True)

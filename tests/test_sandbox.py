@@ -1,0 +1,262 @@
+"""Sandboxed league bots: limits and ``network: false`` through the real CLI, real referee and real bot processes.
+
+Each misbehaving bot connects, then misbehaves at its first decision: it must
+be stopped by its sandbox, lose its games, have the reason stored as a fault,
+and leave the tournament (and the games of the other bots) running. Limits are
+small so the tests are quick.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from skyjo_bot.address import check_address
+
+from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, network_isolation, pids_cgroups
+from skyjo_ref.tournament.config import ConfigError, parse_config
+
+LINUX = sys.platform.startswith("linux")
+
+MISBEHAVING_BOT = textwrap.dedent(
+    '''\
+    """Plays legal moves until its first decision, then does what MISBEHAVE says."""
+    import os
+    import socket
+    import sys
+    import time
+
+    from skyjo_bot import Action, Bot, View
+
+
+    def misbehave(how: str) -> None:
+        if how == "memory":  # allocate until stopped
+            hoard = []
+            while True:
+                hoard.append(bytearray(16 * 1024 * 1024))
+        if how == "cpu":  # spin
+            while True:
+                pass
+        if how == "fork":  # start children until the cap stops it
+            while True:
+                if os.fork() == 0:
+                    time.sleep(600)
+                    os._exit(0)
+        if how == "file":  # write a huge file
+            with open(os.environ["BIG_FILE"], "wb") as out:
+                while True:
+                    out.write(b"x" * 1024 * 1024)
+                    out.flush()
+        if how == "network":  # call a listener on loopback
+            try:
+                socket.create_connection(("127.0.0.1", int(os.environ["LISTENER_PORT"])), timeout=5).close()
+            except OSError as exc:
+                print(f"network blocked: {exc}", flush=True)
+                os._exit(4)
+            print("network reached", flush=True)
+
+
+    class Misbehaving(Bot):
+        def decide(self, view: View) -> Action:
+            misbehave(os.environ["MISBEHAVE"])
+            return view.legal_actions[0]
+    '''
+)
+
+
+def write_league(folder: Path, bad: str, *, extra_env: str = "") -> Path:
+    """A league of the misbehaving bot (``bad`` is its limits/network YAML) and two built-in bots."""
+    (folder / "bad.py").write_text(MISBEHAVING_BOT, encoding="utf-8")
+    text = (
+        "name: sandbox\nrules: {preset: official, end_score: 30}\nplayers_per_game: 2\ndeals: 1\nseed: 3\n"
+        "concurrency: 2\ntime_control: {decision_ms: 8000, max_strikes: 1, grace_ms: 500}\n"
+        "rating: {bootstrap: 0}\noutput: out\nbots:\n"
+        "  - {name: greedy, builtin: greedy}\n"
+        "  - {name: random, builtin: random}\n"
+        f"  - {{name: bad, python: bad.py, {bad}, env: {{{extra_env}}}}}\n"
+    )
+    path = folder / "league.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_league(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=folder,
+        env={**os.environ, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+
+
+def check_lost_and_recorded(folder: Path, result: subprocess.CompletedProcess[str], reason: str) -> list[str]:
+    """The tournament finished; bad lost every game by forfeit; greedy v random played on; a fault says why."""
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    with sqlite3.connect(folder / "out" / "results.sqlite") as db:
+        games = db.execute("SELECT key FROM games").fetchall()
+        assert len(games) == 6  # 3 tables x 2 rotations: none was lost to the misbehaving bot
+        bad = db.execute("SELECT rank, forfeit FROM seats WHERE bot = 'bad'").fetchall()
+        assert len(bad) == 4 and all(forfeit == 1 for _, forfeit in bad), bad
+        others = db.execute(
+            "SELECT COUNT(*) FROM seats s JOIN games g ON s.game_key = g.key "
+            "WHERE g.key NOT LIKE '%bad%' AND s.forfeit = 0"
+        ).fetchone()[0]
+        assert others == 4  # greedy v random: both games, no forfeit
+        faults = [
+            f"{kind}: {detail}" for kind, detail in db.execute("SELECT kind, detail FROM faults WHERE bot = 'bad'")
+        ]
+    assert any(reason in fault for fault in faults), faults
+    return faults
+
+
+needs_linux = pytest.mark.skipif(not LINUX, reason="the sandbox's process cap and namespaces are Linux features")
+
+
+@needs_linux
+def test_a_bot_that_allocates_memory_until_stopped_loses_and_the_memory_limit_is_recorded(tmp_path: Path) -> None:
+    write_league(tmp_path, "limits: {memory_mb: 300}", extra_env="MISBEHAVE: memory")
+    faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: memory limit 300 MB")
+    assert any(f.startswith("limit: ") for f in faults)
+
+
+@needs_linux
+def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -> None:
+    write_league(tmp_path, "limits: {cpu_seconds: 2}", extra_env="MISBEHAVE: cpu")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 2 s (killed by SIGXCPU")
+
+
+@needs_linux
+def test_a_fork_bomb_is_bounded_by_the_process_cap_and_its_whole_tree_killed(tmp_path: Path) -> None:
+    try:
+        pids_cgroups()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no writable pids cgroup here: {exc}")
+    write_league(tmp_path, "limits: {processes: 24}", extra_env="MISBEHAVE: fork")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: process limit 24 reached")
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)]
+    assert leftovers == []  # no child of the bomb survived the run
+
+
+def _runs_from(proc: Path, folder: Path) -> bool:
+    try:
+        return str(folder / "bad.py") in (proc / "cmdline").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+@needs_linux
+def test_a_bot_that_writes_a_huge_file_is_killed_at_its_file_size_limit(tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    write_league(tmp_path, "limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: file size limit 1 MB (killed by SIGXFSZ")
+    assert big.stat().st_size <= 1024 * 1024
+
+
+@needs_linux
+def test_a_bot_without_network_reaches_only_the_referee(tmp_path: Path) -> None:
+    if network_isolation()[1] is not None:
+        pytest.skip(f"no network namespaces here: {network_isolation()[1]}")
+    accepted: list[object] = []
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(0.2)
+        stop = threading.Event()
+
+        def accept() -> None:
+            while not stop.is_set():
+                try:
+                    accepted.append(listener.accept())
+                except TimeoutError:
+                    continue
+
+        watcher = threading.Thread(target=accept, daemon=True)
+        watcher.start()
+        port = listener.getsockname()[1]
+        write_league(tmp_path, "network: false", extra_env=f"MISBEHAVE: network, LISTENER_PORT: {port}")
+        try:
+            faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "network blocked: ")
+        finally:
+            stop.set()
+            watcher.join()
+    assert accepted == []  # the listener on loopback was never reached
+    assert any("Network is unreachable" in f for f in faults), faults
+
+
+# ------------------------------------------------------------------------ config and units
+
+
+def config_error(tmp_path: Path, text: str) -> str:
+    (tmp_path / "bot.py").write_text("from skyjo_bot import Bot\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, tmp_path / "league.yaml")
+    return str(caught.value)
+
+
+BOTS = "bots:\n  - {name: a, builtin: greedy}\n  - {name: b, python: bot.py}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("limits: {memory: 5}\n" + BOTS, "league.yaml:1: limits.memory: unknown key 'memory' (did you mean 'memory_mb'?)"),
+        ("limits: {cpu_seconds: 0}\n" + BOTS, "league.yaml:1: limits.cpu_seconds: expected an integer from 1 to"),
+        ("limits: {memory_mb: 10}\n" + BOTS, "league.yaml:1: limits.memory_mb: expected an integer from 64 to"),
+        ("limits: 512\n" + BOTS, "league.yaml:1: limits: expected a mapping (memory_mb, cpu_seconds"),
+        ("network: no-thanks\n" + BOTS, "league.yaml:1: network: expected true or false"),
+        (
+            "bots:\n  - {name: a, builtin: greedy, limits: {memory_mb: 100}}\n  - {name: b, python: bot.py}\n",
+            "league.yaml:2: bots[0].limits: limits applies to python and command bots only, not builtin",
+        ),
+        (
+            "bots:\n  - {name: a, builtin: greedy}\n  - name: b\n    python: bot.py\n    limits:\n      open_files: x\n",
+            "league.yaml:6: bots[1].limits.open_files: expected an integer from 16 to",
+        ),
+        (
+            "referee: {address: '127.0.0.1:5', control_token: t}\n"
+            "bots:\n  - {name: a, builtin: greedy}\n  - {name: b, python: bot.py, network: false}\n",
+            "league.yaml:4: bots[1].network: a bot without network reaches the referee only by a unix: socket",
+        ),
+    ],
+)
+def test_sandbox_keys_are_checked_with_file_line_and_key(tmp_path: Path, text: str, expected: str) -> None:
+    assert expected in config_error(tmp_path, text)
+
+
+def test_bot_limits_override_the_default_key_by_key(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("from skyjo_bot import Bot\n", encoding="utf-8")
+    text = (
+        "limits: {memory_mb: 512, cpu_seconds: 600}\n"
+        "bots:\n  - {name: a, builtin: greedy}\n  - {name: b, python: bot.py, limits: {cpu_seconds: 5}}\n"
+        "  - {name: c, python: bot.py}\n"
+    )
+    config = parse_config(text, tmp_path / "league.yaml")
+    assert config.bot("b").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=5))
+    assert config.bot("c").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=600))
+    assert config.bot("a").sandbox == Sandbox()  # built-in bots run inside the referee: no process to limit
+
+
+def test_a_limit_this_machine_cannot_enforce_is_refused_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import skyjo_ref.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_own_cgroups", lambda: iter(()))
+    sandbox.pids_cgroups.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match="processes: cannot cap one bot's processes here: RLIMIT_NPROC"):
+            check_sandbox(Sandbox(Limits(processes=8)))
+    finally:
+        sandbox.pids_cgroups.cache_clear()
+
+
+def test_the_sdk_accepts_unix_socket_addresses() -> None:
+    assert check_address("unix:/tmp/referee.sock") == "unix:/tmp/referee.sock"
+    with pytest.raises(ValueError, match="expected a socket path after unix:"):
+        check_address("unix:")
