@@ -72,11 +72,15 @@ MISBEHAVING_BOT = textwrap.dedent(
 
 
 def write_league(folder: Path, bad: str, *, extra_env: str = "") -> Path:
-    """A league of the misbehaving bot (``bad`` is its limits/network YAML) and two built-in bots."""
+    """A league of the misbehaving bot (``bad`` is its limits/network YAML) and two built-in bots.
+
+    No decision limit: a game waits until the sandbox stops the bot (however
+    loaded the machine), then the seat forfeits after a short grace period.
+    """
     (folder / "bad.py").write_text(MISBEHAVING_BOT, encoding="utf-8")
     text = (
         "name: sandbox\nrules: {preset: official, end_score: 30}\nplayers_per_game: 2\ndeals: 1\nseed: 3\n"
-        "concurrency: 2\ntime_control: {decision_ms: 8000, max_strikes: 1, grace_ms: 500}\n"
+        "concurrency: 2\ntime_control: {decision_ms: 0, bank_ms: 0, max_strikes: 1, grace_ms: 500}\n"
         "rating: {bootstrap: 0}\noutput: out\nbots:\n"
         "  - {name: greedy, builtin: greedy}\n"
         "  - {name: random, builtin: random}\n"

@@ -271,20 +271,20 @@ class ManagedBot:
         env.setdefault("PYTHONUNBUFFERED", "1")
         if not self.spec.sandbox.network and not self.address.startswith("unix:"):
             raise OSError(f"bot {self.spec.name!r} has no network: it needs a unix: address, not {self.address}")
-        plan = plan_for(self.spec.sandbox, self.spec.name) if os.name == "posix" else None
+        plan = plan_for(self.spec.sandbox, self.spec.name) if sys.platform.startswith("linux") else None
         self._plan, self._limit_hit = plan, None
         self.exited.clear()
         self._started_at = time.monotonic()
         try:
+            command = self.spec.process_command()
             self._proc = await asyncio.create_subprocess_exec(
-                *self.spec.process_command(),
+                *(plan.wrap(command) if plan is not None else command),
                 cwd=str(self.spec.cwd) if self.spec.cwd is not None else None,
                 env=plan.env(env) if plan is not None else env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=os.name == "posix",  # its own process group: stop() reaches its children
-                preexec_fn=plan.preexec() if plan is not None else None,  # system calls only
             )
         except BaseException:
             if plan is not None and plan.cgroup is not None:

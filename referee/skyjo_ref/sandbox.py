@@ -1,10 +1,11 @@
 """Sandboxing managed bots: resource limits, a process cap, no network, and the whole process tree killed.
 
 A league runs code it did not write. A :class:`Sandbox` says what a bot
-process may use; :class:`SandboxPlan` turns it into what happens in the child
-between ``fork`` and ``exec`` (:meth:`SandboxPlan.preexec`), and reads what the
-kernel did to the bot when it ends (:func:`classify_exit`). docs/sandbox.md
-says what each limit does and does not protect against.
+process may use; :class:`SandboxPlan` turns it into a command line
+(:meth:`SandboxPlan.wrap`): the exec wrapper ``sandbox_exec.py`` applies it to
+itself and becomes the bot. :func:`classify_exit` reads what the kernel did
+to the bot when it ends. docs/sandbox.md says what each limit does and does
+not protect against.
 
 - ``memory_mb``, ``cpu_seconds``, ``open_files``, ``file_size_mb``: rlimits set
   in the child before it runs (``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_NOFILE``,
@@ -27,13 +28,13 @@ says what each limit does and does not protect against.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
+import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar, Final
@@ -41,7 +42,9 @@ from typing import ClassVar, Final
 #: Linux's ``unshare`` flags and ``prctl`` option used here (from <sched.h> and <sys/prctl.h>).
 CLONE_NEWUSER: Final = 0x10000000
 CLONE_NEWNET: Final = 0x40000000
-PR_SET_PDEATHSIG: Final = 1
+
+#: The exec wrapper that applies a plan and becomes the bot.
+WRAPPER: Final = Path(__file__).with_name("sandbox_exec.py")
 
 #: The exit code of ``python -m skyjo_bot run`` when the bot ran out of memory (see skyjo_bot.__main__).
 SDK_OUT_OF_MEMORY: Final = 3
@@ -133,10 +136,6 @@ class Sandbox:
 # --------------------------------------------------------------------- what the host allows
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
 @functools.cache
 def network_isolation() -> tuple[int, str | None]:
     """The ``unshare`` flags that give a child its own network here, or (0, why not)."""
@@ -146,17 +145,19 @@ def network_isolation() -> tuple[int, str | None]:
     plan = SandboxPlan(Sandbox(network=False), network_flags=flags)
     try:
         subprocess.run(
-            [sys.executable, "-S", "-c", ""],
-            preexec_fn=plan.preexec(),  # the same code path the bots take
+            plan.wrap([sys.executable, "-I", "-S", "-c", ""]),  # the same code path the bots take
             check=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             timeout=30,
         )
+    except subprocess.CalledProcessError as exc:
+        who = "root" if os.geteuid() == 0 else "an unprivileged user (are user namespaces disabled?)"
+        said = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no reason given"]
+        return 0, f"cannot create a network namespace as {who}: {said[0]}"
     except (OSError, subprocess.SubprocessError) as exc:
-        who = "root" if os.geteuid() == 0 else "an unprivileged user (user namespaces disabled?)"
-        return 0, f"cannot create a network namespace as {who}: {exc}"
+        return 0, f"cannot create a network namespace: {exc}"
     return flags, None
 
 
@@ -360,45 +361,17 @@ class SandboxPlan:
             out.setdefault("MALLOC_ARENA_MAX", "2")
         return out
 
-    def preexec(self) -> Callable[[], None]:
-        """The function the child runs before ``exec``: everything is computed here, before the fork, so the
-        child only makes system calls (no imports, no locks)."""
-        import resource
-
-        libc = _libc() if sys.platform.startswith("linux") else None
-        rlimits = self.rlimits()
-        cgroup_procs = str(self.cgroup / "cgroup.procs") if self.cgroup is not None else None
-        flags = self.network_flags
-        uid, gid = os.getuid(), os.getgid()
-        parent = self.parent_pid
-        setrlimit = resource.setrlimit
-
-        def write(path: str, text: str) -> None:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, text.encode("ascii"))
-            finally:
-                os.close(fd)
-
-        def child() -> None:
-            if cgroup_procs is not None:  # before anything else: the cap holds from the first fork
-                write(cgroup_procs, str(os.getpid()))
-            if flags and libc is not None:
-                if libc.unshare(flags) != 0:
-                    code = ctypes.get_errno()
-                    raise OSError(code, f"unshare: {os.strerror(code)}")
-                if flags & CLONE_NEWUSER:  # stay the same user inside the new namespace
-                    write("/proc/self/setgroups", "deny")
-                    write("/proc/self/uid_map", f"{uid} {uid} 1")
-                    write("/proc/self/gid_map", f"{gid} {gid} 1")
-            for which, soft, hard in rlimits:
-                setrlimit(which, (soft, hard))
-            if libc is not None:
-                libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-                if os.getppid() != parent:  # the referee died before prctl: nobody will stop us
-                    os._exit(1)
-
-        return child
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The command line that runs ``argv`` under this plan: the exec wrapper (``sandbox_exec.py``)
+        applies it to itself and becomes the bot (same pid), so nothing runs between the referee's
+        ``fork`` and ``exec`` (gRPC's fork handlers make that unsafe)."""
+        plan = {
+            "cgroup_procs": str(self.cgroup / "cgroup.procs") if self.cgroup is not None else None,
+            "unshare": self.network_flags,
+            "rlimits": self.rlimits(),
+            "parent": self.parent_pid,
+        }
+        return [sys.executable, "-I", "-S", str(WRAPPER), json.dumps(plan), *argv]
 
 
 def plan_for(sandbox: Sandbox, name: str) -> SandboxPlan:
