@@ -9,12 +9,15 @@ small so the tests are quick.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -264,3 +267,86 @@ def test_the_sdk_accepts_unix_socket_addresses() -> None:
     assert check_address("unix:/tmp/referee.sock") == "unix:/tmp/referee.sock"
     with pytest.raises(ValueError, match="expected a socket path after unix:"):
         check_address("unix:")
+
+
+# ------------------------------------------------------------------------ kill -9 of the tournament
+
+PARENT_BOT = textwrap.dedent(
+    '''\
+    """Starts two sleeping children at its first decision (one leaves the process group), then plays on."""
+    import os
+    import subprocess
+
+    from skyjo_bot import Action, Bot, View
+
+
+    def sleeper(leave_group: bool) -> int:
+        return subprocess.Popen(["sleep", "600"], start_new_session=leave_group).pid
+
+
+    class Parent(Bot):
+        started = False
+
+        def decide(self, view: View) -> Action:
+            if not self.started:
+                self.started = True
+                pids = [os.getpid(), sleeper(False), sleeper(True)]
+                target = os.environ["PIDS_FILE"]
+                with open(target + ".tmp", "w") as out:
+                    out.write(" ".join(map(str, pids)))
+                os.replace(target + ".tmp", target)
+            return view.legal_actions[0]
+    '''
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait(condition: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@needs_linux
+@pytest.mark.parametrize("limits", ["", "limits: {processes: 64}, "])
+def test_kill_9_of_the_tournament_takes_the_bots_children_with_it(tmp_path: Path, limits: str) -> None:
+    (tmp_path / "parent.py").write_text(PARENT_BOT, encoding="utf-8")
+    pids_file = tmp_path / "pids.txt"
+    (tmp_path / "league.yaml").write_text(
+        "name: kill\nplayers_per_game: 2\ndeals: 200\nconcurrency: 1\noutput: out\nrating: {bootstrap: 0}\nbots:\n"
+        "  - {name: greedy, builtin: greedy}\n"
+        f"  - {{name: parent, python: parent.py, {limits}env: {{PIDS_FILE: '{pids_file}'}}}}\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert _wait(lambda: pids_file.exists() or proc.poll() is not None, 60), "the bot never decided"
+        assert proc.poll() is None
+        bot, in_group, left_group = (int(p) for p in pids_file.read_text().split())
+        assert _alive(bot) and _alive(in_group) and _alive(left_group)
+    finally:
+        proc.kill()  # kill -9: no cleanup code of the tournament runs
+        proc.wait(timeout=30)
+    try:
+        assert _wait(lambda: not _alive(bot) and not _alive(in_group), 10), "the bot or its child outlived kill -9"
+        if limits:  # the cgroup also holds the child that left the process group
+            assert _wait(lambda: not _alive(left_group), 10), "a child that called setsid outlived kill -9"
+    finally:
+        for pid in (bot, in_group, left_group):
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)  # documented: without a process cap, setsid escapes the group

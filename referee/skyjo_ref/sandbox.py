@@ -27,6 +27,7 @@ not protect against.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
@@ -208,10 +209,18 @@ class PidsCgroups:
             with contextlib.suppress(OSError):
                 stale.rmdir()
 
+    def _remove_base(self) -> None:
+        """At exit: remove this referee's folder (its bots' groups are gone by then; if not, the next sweep)."""
+        for group in [g for g in self.base.glob("*") if g.is_dir()]:
+            remove_group(group)
+        with contextlib.suppress(OSError):
+            self.base.rmdir()
+
     def create(self, name: str, max_pids: int) -> Path:
         """A fresh group for one bot process, limited to ``max_pids`` tasks (processes and threads)."""
         if not self.base.exists():
             self.base.mkdir()
+            atexit.register(self._remove_base)
             if self.version == 2:
                 self._write(self.base / "cgroup.subtree_control", "+pids")
         self._count += 1
