@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 from skyjo_bot.address import check_address
-from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, network_isolation, pids_cgroups
+from skyjo_ref.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    check_sandbox,
+    network_isolation,
+    pids_cgroups,
+)
 from skyjo_ref.tournament.config import ConfigError, parse_config
 
 LINUX = sys.platform.startswith("linux")
@@ -254,13 +261,66 @@ def test_bot_limits_override_the_default_key_by_key(tmp_path: Path) -> None:
 def test_a_limit_this_machine_cannot_enforce_is_refused_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     import skyjo_ref.sandbox as sandbox
 
-    monkeypatch.setattr(sandbox, "_own_cgroups", lambda: iter(()))
+    monkeypatch.setattr(sandbox, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
+    monkeypatch.setattr(sandbox, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
     sandbox.pids_cgroups.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match="processes: cannot cap one bot's processes here: RLIMIT_NPROC"):
             check_sandbox(Sandbox(Limits(processes=8)))
     finally:
         sandbox.pids_cgroups.cache_clear()
+
+
+FORKER = (
+    "import os, time\n"
+    "forks = 0\n"
+    "try:\n"
+    "    while forks < 50:\n"
+    "        if os.fork() == 0:\n"
+    "            time.sleep(5)\n"
+    "            os._exit(0)\n"
+    "        forks += 1\n"
+    "except OSError as exc:\n"
+    "    print(forks, exc.errno)\n"
+)
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@needs_linux
+def test_a_normal_user_gets_a_process_cap_and_no_network(tmp_path: Path) -> None:
+    """As ``nobody`` (no writable cgroup): the cap falls back to a user namespace of the bot's own, where
+    RLIMIT_NPROC counts only its processes (nobody runs other processes meanwhile: the test's python);
+    no network works too (unprivileged user + network namespace)."""
+    if os.geteuid() != 0 or not SYSTEM_PYTHON.exists():
+        pytest.skip("needs root (to become nobody) and a system python3 that nobody may run")
+    script = (
+        "import subprocess, sys\n"
+        "from skyjo_ref.sandbox import *\n"
+        "assert process_cap() == 'userns', process_cap()\n"
+        "flags, problem = network_isolation()\n"
+        "assert problem is None, problem\n"
+        "plan = plan_for(Sandbox(Limits(processes=5), network=False), 'probe')\n"
+        "code = 'import socket\\ntry:\\n    socket.create_connection((\"127.0.0.1\", 9), 2)\\n'\\\n"
+        "    'except OSError as exc:\\n    print(exc.errno)\\n' + sys.argv[1]\n"
+        "done = subprocess.run(plan.wrap([sys.executable, '-I', '-S', '-c', code]), capture_output=True, text=True)\n"
+        "print(done.returncode, done.stdout.split(), done.stderr.strip()[-300:])\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[1] / "referee")}
+    result = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(SYSTEM_PYTHON), "-c", script, FORKER],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path.anchor,
+        timeout=60,
+    )
+    if "Permission denied" in result.stderr and "skyjo_ref" not in result.stdout:
+        pytest.skip(f"nobody cannot read this checkout: {result.stderr.strip()[-200:]}")
+    assert result.returncode == 0, result.stderr
+    code, rest = result.stdout.split(" ", 1)
+    assert code == "0" and rest.startswith("['101', '4', '11']"), result.stdout  # no network (101), then 4 forks
 
 
 def test_the_sdk_accepts_unix_socket_addresses() -> None:

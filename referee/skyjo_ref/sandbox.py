@@ -14,8 +14,10 @@ not protect against.
   ignores it), so it cannot bound one bot. Each bot gets its own cgroup with
   ``pids.max`` instead (cgroup v2, or v1's ``pids`` hierarchy) where one is
   writable; the cgroup also lets the referee kill every process of the bot,
-  even those that left its process group. Where none is writable the limit is
-  refused (:class:`SandboxUnavailable`), never silently dropped.
+  even those that left its process group. Else, where user namespaces are
+  allowed, the bot gets one of its own, in which ``RLIMIT_NPROC`` counts only
+  its processes. Where neither works the limit is refused
+  (:class:`SandboxUnavailable`), never silently dropped.
 - ``network: false``: the bot gets its own network namespace (as root, or in
   an unprivileged user namespace where the kernel allows it): no interface but
   a loopback of its own, which is down. It reaches the referee through a
@@ -38,7 +40,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Literal
 
 #: Linux's ``unshare`` flags and ``prctl`` option used here (from <sched.h> and <sys/prctl.h>).
 CLONE_NEWUSER: Final = 0x10000000
@@ -137,16 +139,14 @@ class Sandbox:
 # --------------------------------------------------------------------- what the host allows
 
 
-@functools.cache
-def network_isolation() -> tuple[int, str | None]:
-    """The ``unshare`` flags that give a child its own network here, or (0, why not)."""
+def _try_unshare(flags: int, what: str) -> str | None:
+    """None if a child can ``unshare(flags)`` here (tried through the wrapper, as bots do), else why not."""
     if not sys.platform.startswith("linux"):
-        return 0, f"network namespaces are a Linux feature (this is {sys.platform})"
-    flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
-    plan = SandboxPlan(Sandbox(network=False), network_flags=flags)
+        return f"{what} are a Linux feature (this is {sys.platform})"
+    plan = SandboxPlan(Sandbox(), unshare_flags=flags)
     try:
         subprocess.run(
-            plan.wrap([sys.executable, "-I", "-S", "-c", ""]),  # the same code path the bots take
+            plan.wrap([sys.executable, "-I", "-S", "-c", ""]),
             check=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -156,10 +156,45 @@ def network_isolation() -> tuple[int, str | None]:
     except subprocess.CalledProcessError as exc:
         who = "root" if os.geteuid() == 0 else "an unprivileged user (are user namespaces disabled?)"
         said = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no reason given"]
-        return 0, f"cannot create a network namespace as {who}: {said[0]}"
+        return f"cannot create {what} as {who}: {said[0]}"
     except (OSError, subprocess.SubprocessError) as exc:
-        return 0, f"cannot create a network namespace: {exc}"
-    return flags, None
+        return f"cannot create {what}: {exc}"
+    return None
+
+
+@functools.cache
+def network_isolation() -> tuple[int, str | None]:
+    """The ``unshare`` flags that give a child its own network here, or (0, why not)."""
+    flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+    problem = _try_unshare(flags, "network namespaces")
+    return (0, problem) if problem is not None else (flags, None)
+
+
+@functools.cache
+def user_namespaces() -> str | None:
+    """None if a bot can get a user namespace of its own here, else why not."""
+    return _try_unshare(CLONE_NEWUSER, "user namespaces")
+
+
+def process_cap() -> Literal["cgroup", "userns"]:
+    """How this machine caps one bot's processes, or :class:`SandboxUnavailable` saying why it cannot.
+
+    A cgroup with ``pids.max`` (the referee sees a bot hit it, and can kill all
+    of its processes), else a user namespace of the bot's own, in which
+    ``RLIMIT_NPROC`` counts only the bot's processes (Linux 5.14+ counts it per
+    user namespace; the fork that would pass the cap fails, unseen by the referee).
+    Not for root: the kernel exempts uid 0 from ``RLIMIT_NPROC`` in every namespace.
+    """
+    try:
+        pids_cgroups()
+        return "cgroup"
+    except SandboxUnavailable as no_cgroup:
+        if os.geteuid() == 0:  # the kernel exempts uid 0 from RLIMIT_NPROC, in any user namespace
+            raise
+        why_not = user_namespaces()
+        if why_not is None:
+            return "userns"
+        raise SandboxUnavailable("processes", f"{no_cgroup.reason}; and no user namespace: {why_not}") from None
 
 
 def check_sandbox(sandbox: Sandbox) -> None:
@@ -169,7 +204,7 @@ def check_sandbox(sandbox: Sandbox) -> None:
         key = next(k for k in Limits.KEYS if getattr(limits, k) is not None)
         raise SandboxUnavailable(key, "resource limits need a POSIX system")
     if limits.processes is not None:
-        pids_cgroups()  # raises SandboxUnavailable
+        process_cap()  # raises SandboxUnavailable
     if not sandbox.network:
         _, problem = network_isolation()
         if problem is not None:
@@ -327,8 +362,9 @@ def pids_cgroups() -> PidsCgroups:
     found = "; ".join(tried) if tried else "no cgroup with the pids controller is mounted for this process"
     raise SandboxUnavailable(
         "processes",
-        "cannot cap one bot's processes here: RLIMIT_NPROC counts every process of the user, and no writable "
-        f"cgroup with pids.max was found ({found}); run as root or in a delegated cgroup v2 subtree, "
+        "cannot cap one bot's processes here: RLIMIT_NPROC counts every process of the user (root: none), "
+        f"and no writable cgroup with pids.max was found ({found}); give the referee a writable cgroup (root, "
+        "or a delegated cgroup v2 subtree), run it as a normal user where user namespaces are allowed, "
         "or remove the limit",
     )
 
@@ -338,10 +374,11 @@ def pids_cgroups() -> PidsCgroups:
 
 @dataclass(frozen=True, slots=True)
 class SandboxPlan:
-    """One bot process's sandbox, ready to apply in the child (``network_flags``: from :func:`network_isolation`)."""
+    """One bot process's sandbox, ready to apply in the child: the namespaces it gets (``unshare`` flags),
+    its cgroup (a process cap), its rlimits."""
 
     sandbox: Sandbox
-    network_flags: int = 0
+    unshare_flags: int = 0
     cgroup: Path | None = None
     parent_pid: int = field(default_factory=os.getpid)
 
@@ -360,6 +397,8 @@ class SandboxPlan:
             out.append((resource.RLIMIT_NOFILE, limits.open_files, limits.open_files))
         if limits.file_size_mb is not None:
             out.append((resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb))
+        if limits.processes is not None and self.cgroup is None and self.unshare_flags & CLONE_NEWUSER:
+            out.append((resource.RLIMIT_NPROC, limits.processes, limits.processes))  # counted in its namespace
         return out
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
@@ -376,7 +415,7 @@ class SandboxPlan:
         ``fork`` and ``exec`` (gRPC's fork handlers make that unsafe)."""
         plan = {
             "cgroup_procs": str(self.cgroup / "cgroup.procs") if self.cgroup is not None else None,
-            "unshare": self.network_flags,
+            "unshare": self.unshare_flags,
             "rlimits": self.rlimits(),
             "parent": self.parent_pid,
         }
@@ -389,11 +428,14 @@ def plan_for(sandbox: Sandbox, name: str) -> SandboxPlan:
     flags = 0 if sandbox.network else network_isolation()[0]
     cgroup = None
     if sandbox.limits.processes is not None:
-        try:
-            cgroup = pids_cgroups().create(name, sandbox.limits.processes)
-        except OSError as exc:
-            raise SandboxUnavailable("processes", f"cannot make a cgroup for bot {name!r}: {exc}") from None
-    return SandboxPlan(sandbox, network_flags=flags, cgroup=cgroup)
+        if process_cap() == "userns":
+            flags |= CLONE_NEWUSER
+        else:
+            try:
+                cgroup = pids_cgroups().create(name, sandbox.limits.processes)
+            except OSError as exc:
+                raise SandboxUnavailable("processes", f"cannot make a cgroup for bot {name!r}: {exc}") from None
+    return SandboxPlan(sandbox, unshare_flags=flags, cgroup=cgroup)
 
 
 # ------------------------------------------------------------------------- why it ended
