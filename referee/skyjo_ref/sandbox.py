@@ -200,9 +200,9 @@ def process_cap() -> Literal["cgroup", "userns"]:
 def check_sandbox(sandbox: Sandbox) -> None:
     """Raise :class:`SandboxUnavailable` naming the first part of ``sandbox`` this machine cannot enforce."""
     limits = sandbox.limits
-    if limits.any and os.name != "posix":  # pragma: no cover - no rlimits on Windows
+    if limits.any and not sys.platform.startswith("linux"):  # pragma: no cover - tested on Linux
         key = next(k for k in Limits.KEYS if getattr(limits, k) is not None)
-        raise SandboxUnavailable(key, "resource limits need a POSIX system")
+        raise SandboxUnavailable(key, f"bot sandboxes are implemented for Linux only (this is {sys.platform})")
     if limits.processes is not None:
         process_cap()  # raises SandboxUnavailable
     if not sandbox.network:
