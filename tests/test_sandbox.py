@@ -144,8 +144,8 @@ def test_a_bot_that_allocates_memory_until_stopped_loses_and_the_memory_limit_is
 
 @needs_linux
 def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -> None:
-    write_league(tmp_path, "limits: {cpu_seconds: 2}", extra_env="MISBEHAVE: cpu")
-    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 2 s (killed by SIGXCPU")
+    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (killed by SIGXCPU")
 
 
 @needs_linux
