@@ -8,6 +8,7 @@ small so the tests are quick.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from skyjo_bot.address import check_address
+from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.sandbox import (
     Limits,
     Sandbox,
@@ -30,6 +32,8 @@ from skyjo_ref.sandbox import (
     network_isolation,
     pids_cgroups,
 )
+from skyjo_ref.server import FinishedGame, MatchClient, RefereeServer, ServerConfig
+from skyjo_ref.server.client import MatchEnd
 from skyjo_ref.tournament.config import ConfigError, parse_config
 
 LINUX = sys.platform.startswith("linux")
@@ -410,3 +414,25 @@ def test_kill_9_of_the_tournament_takes_the_bots_children_with_it(tmp_path: Path
         for pid in (bot, in_group, left_group):
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)  # documented: without a process cap, setsid escapes the group
+
+
+def test_the_referee_listens_and_plays_on_unix_sockets(tmp_path: Path) -> None:
+    """``serve --address unix:PATH`` and the extra socket of bots without network: a real match over each."""
+
+    async def scenario() -> None:
+        server = RefereeServer(
+            ServerConfig(address=f"unix:{tmp_path / 'main.sock'}", unix_socket=tmp_path / "bots.sock")
+        )
+        await server.start()
+        try:
+            assert server.address == f"unix:{tmp_path / 'main.sock'}"
+            assert server.unix_address == f"unix:{tmp_path / 'bots.sock'}"
+            for address in (server.address, server.unix_address):
+                async with MatchClient(address, server.control_token) as client:
+                    spec = MatchSpec(seats=(SeatSpec.of_builtin("greedy"), SeatSpec.of_builtin("random")), games=1)
+                    finished = [item async for item in client.watch(await client.start_match(spec))]
+                    assert [type(item) for item in finished] == [FinishedGame, MatchEnd]
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
