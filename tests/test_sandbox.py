@@ -27,8 +27,10 @@ from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.sandbox import (
     Limits,
     Sandbox,
+    SandboxPlan,
     SandboxUnavailable,
     check_sandbox,
+    classify_exit,
     network_isolation,
     pids_cgroups,
 )
@@ -436,3 +438,15 @@ def test_the_referee_listens_and_plays_on_unix_sockets(tmp_path: Path) -> None:
             await server.stop()
 
     asyncio.run(scenario())
+
+
+@needs_linux
+def test_any_program_is_killed_at_its_file_size_limit_not_only_python(tmp_path: Path) -> None:
+    """The supervisor is Python, which ignores SIGXFSZ and SIGPIPE: the program it starts must not inherit that."""
+    sandbox = Sandbox(Limits(file_size_mb=1))
+    plan = SandboxPlan(sandbox)
+    big = tmp_path / "big"
+    done = subprocess.run(plan.wrap(["/bin/sh", "-c", f"exec head -c 3000000 /dev/zero > '{big}'"]), timeout=30)
+    assert done.returncode == -signal.SIGXFSZ
+    assert classify_exit(sandbox, done.returncode, "") == "file size limit 1 MB"
+    assert big.stat().st_size == 1024 * 1024

@@ -121,8 +121,9 @@ def main(argv: list[str]) -> int:
     child = os.fork()
     if child == 0:
         try:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            for name in ("SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):  # as subprocess does: Python changed them
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
             apply(plan, libc, supervisor)
             os.execvp(argv[2], argv[2:])
         except (OSError, ValueError) as exc:
