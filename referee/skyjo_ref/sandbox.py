@@ -63,6 +63,10 @@ _OUT_OF_MEMORY_WORDS: Final = (
 )
 
 
+#: Signals a program often dies of when an allocation fails and it does not check (or aborts on purpose).
+_CRASH_SIGNALS: Final = tuple(-int(getattr(signal, name)) for name in ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGTRAP"))
+
+
 class SandboxUnavailable(OSError):
     """A limit this machine cannot enforce; the message names it and says why."""
 
@@ -463,6 +467,8 @@ def classify_exit(sandbox: Sandbox, returncode: int, output: str, pids_hits: int
         returncode == SDK_OUT_OF_MEMORY or any(word in output for word in _OUT_OF_MEMORY_WORDS)
     ):
         return f"memory limit {limits.memory_mb} MB"
+    if limits.memory_mb is not None and returncode in _CRASH_SIGNALS:  # what failed allocations often end in
+        return f"memory limit {limits.memory_mb} MB, probably"
     return None
 
 

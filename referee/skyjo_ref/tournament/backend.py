@@ -247,7 +247,7 @@ class RefereeBackend:
             if asyncio.get_running_loop().time() > deadline:
                 raise TournamentUnfinished(
                     f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:g} s "
-                    f"(connect_timeout_s); its output is in {worker.process.log_path}"
+                    f"(connect_timeout_s{_sandbox_hint(worker)}); its output is in {worker.process.log_path}"
                 )
         self.connected_once.add(worker.bot)
 
@@ -286,7 +286,8 @@ class RefereeBackend:
                         return
                     self.failure = TournamentUnfinished(
                         f"bot {worker.bot!r}: its process exited {len(process.faults)} times without ever "
-                        f"connecting (last: {process.faults[-1].describe()}); see {process.log_path}"
+                        f"connecting (last: {process.faults[-1].describe()}{_sandbox_hint(worker)}); "
+                        f"see {process.log_path}"
                     )
                     return
                 try:
@@ -327,6 +328,14 @@ class RefereeBackend:
             if worker.watcher is not None:
                 worker.watcher.cancel()
         await asyncio.gather(*(w.watcher for w in workers if w.watcher is not None), return_exceptions=True)
+
+
+def _sandbox_hint(worker: _Worker) -> str:
+    """For a bot that never got to play: its sandbox, since a limit too tight keeps a bot from starting."""
+    sandbox = worker.process.spec.sandbox
+    if not sandbox.active:
+        return ""
+    return f"; its sandbox: {sandbox.describe()} (a limit too tight keeps a bot from starting)"
 
 
 @contextlib.asynccontextmanager
