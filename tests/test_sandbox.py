@@ -39,6 +39,7 @@ from skyjo_ref.server.client import MatchEnd
 from skyjo_ref.tournament.config import ConfigError, parse_config
 
 LINUX = sys.platform.startswith("linux")
+REPO = Path(__file__).resolve().parents[1]
 
 MISBEHAVING_BOT = textwrap.dedent(
     '''\
@@ -450,3 +451,12 @@ def test_any_program_is_killed_at_its_file_size_limit_not_only_python(tmp_path: 
     assert done.returncode == -signal.SIGXFSZ
     assert classify_exit(sandbox, done.returncode, "") == "file size limit 1 MB"
     assert big.stat().st_size == 1024 * 1024
+
+
+@needs_linux
+def test_the_sandboxed_example_league_is_valid() -> None:
+    config = parse_config(
+        (REPO / "tournaments" / "sandboxed.yaml").read_text(encoding="utf-8"), REPO / "tournaments" / "sandboxed.yaml"
+    )
+    assert config.bot("strong").sandbox == Sandbox(Limits(1024, 600, 256, 16, 32), network=False)
+    assert config.bot("minimal").sandbox.limits.memory_mb == 512
