@@ -42,6 +42,7 @@ from skyjo_ref.sandbox import (
     pids_limit_hits,
     plan_for,
     remove_group,
+    retire_group,
 )
 
 log = logging.getLogger(__name__)
@@ -305,7 +306,7 @@ class ManagedBot:
                 await asyncio.wait_for(asyncio.shield(proc.wait()), self.WATCHDOG_S)
 
     async def _reap_tree(self, proc: asyncio.subprocess.Process) -> None:
-        """Kill what the ended process left behind (its process group, its cgroup) and remove its cgroup."""
+        """Kill what the ended process left behind (its process group, its cgroup) and retire its cgroup."""
         if self._watchdog is not None:
             self._watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -314,15 +315,7 @@ class ManagedBot:
         self._signal(proc, signal.SIGKILL)
         plan = self._plan
         if plan is not None and plan.cgroup is not None:
-            kill_group(plan.cgroup)
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 2.0
-            while loop.time() < deadline:  # killed processes leave the group once the kernel has reaped them
-                try:
-                    plan.cgroup.rmdir()
-                    break
-                except OSError:
-                    await asyncio.sleep(0.01)
+            retire_group(plan.cgroup)
 
     async def _pump(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None

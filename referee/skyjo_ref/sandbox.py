@@ -249,7 +249,7 @@ class PidsCgroups:
                 stale.rmdir()
 
     def _remove_base(self) -> None:
-        """At exit: remove this referee's folder (its bots' groups are gone by then; if not, the next sweep)."""
+        """At exit: remove this referee's folder and its groups (what is still busy: the next run's sweep)."""
         for group in [g for g in self.base.glob("*") if g.is_dir()]:
             remove_group(group)
         with contextlib.suppress(OSError):
@@ -303,11 +303,27 @@ def pids_limit_hits(group: Path) -> int:
     return 0
 
 
-def remove_group(group: Path) -> None:
-    """Kill what is left in ``group`` and remove it (a busy group is left for the next sweep)."""
+def remove_group(group: Path) -> bool:
+    """Kill what is left in ``group`` and remove it; False while killed processes are still leaving it."""
     kill_group(group)
-    with contextlib.suppress(OSError):
+    try:
         group.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+#: Groups whose killed processes had not all left when their bot ended: removed at the next chance.
+_retired: list[Path] = []
+
+
+def retire_group(group: Path) -> None:
+    """Kill everything in a finished bot's ``group`` and remove it, now or (still busy) at the next
+    :func:`retire_group` or at exit: nothing waits for the kernel to reap."""
+    _retired.append(group)
+    _retired[:] = [g for g in _retired if not remove_group(g)]
 
 
 def _own_cgroups() -> Iterator[tuple[int, Path]]:
