@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -300,8 +301,10 @@ def test_a_normal_user_gets_a_process_cap_and_no_network(tmp_path: Path) -> None
     """As ``nobody`` (no writable cgroup): the cap falls back to a user namespace of the bot's own, where
     RLIMIT_NPROC counts only its processes (nobody runs other processes meanwhile: the test's python);
     no network works too (unprivileged user + network namespace)."""
-    if os.geteuid() != 0 or not SYSTEM_PYTHON.exists():
-        pytest.skip("needs root (to become nobody) and a system python3 that nobody may run")
+    if os.geteuid() != 0 or not SYSTEM_PYTHON.exists() or shutil.which("setpriv") is None:
+        pytest.skip("needs root (to become nobody), setpriv and a system python3 that nobody may run")
+    if subprocess.run([str(SYSTEM_PYTHON), "-c", "import sys; sys.exit(sys.version_info < (3, 10))"]).returncode:
+        pytest.skip(f"{SYSTEM_PYTHON} is older than 3.10")
     script = (
         "import subprocess, sys\n"
         "from skyjo_ref.sandbox import *\n"
