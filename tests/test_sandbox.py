@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 MISBEHAVING_BOT = textwrap.dedent(
     '''\
-    """Plays legal moves until its first decision, then does what MISBEHAVE says."""
+    """Does what MISBEHAVE says at its first decision (or as it starts, with MISBEHAVE_AT=start)."""
     import os
     import socket
     import sys
@@ -78,6 +78,10 @@ MISBEHAVING_BOT = textwrap.dedent(
                 print(f"network blocked: {exc}", flush=True)
                 os._exit(4)
             print("network reached", flush=True)
+
+
+    if os.environ.get("MISBEHAVE_AT") == "start":
+        misbehave(os.environ["MISBEHAVE"])
 
 
     class Misbehaving(Bot):
@@ -210,6 +214,17 @@ def test_a_bot_without_network_reaches_only_the_referee(tmp_path: Path) -> None:
             watcher.join()
     assert accepted == []  # the listener on loopback was never reached
     assert any("Network is unreachable" in f for f in faults), faults
+
+
+@needs_linux
+@pytest.mark.parametrize(("limits", "how", "reason"), [("memory_mb: 300", "memory", "memory limit 300 MB")])
+def test_a_bot_killed_by_its_sandbox_before_it_ever_plays_forfeits_and_the_run_goes_on(
+    tmp_path: Path, limits: str, how: str, reason: str
+) -> None:
+    """Unlike a bot that cannot run at all (a config mistake: exit 3), this one broke the league's limits."""
+    write_league(tmp_path, f"limits: {{{limits}}}", extra_env=f"MISBEHAVE: {how}, MISBEHAVE_AT: start")
+    faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "disqualified: every process killed by its")
+    assert any(f.startswith("disqualified: ") and reason in f for f in faults), faults
 
 
 # ------------------------------------------------------------------------ config and units

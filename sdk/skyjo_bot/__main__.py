@@ -35,21 +35,25 @@ def _out_of_memory() -> None:
     os._exit(EXIT_OUT_OF_MEMORY)
 
 
-def _stop_at_limits(bot: Bot) -> None:
-    """Under a sandbox's limits (rlimits set by the referee that started us), hitting one ends the bot.
-
-    Python ignores SIGXFSZ, so a write past the file size limit would only fail;
-    with the signal's default action the kernel ends the process, as it does any
-    other program. A MemoryError in decide under a memory limit ends the process
-    with :data:`EXIT_OUT_OF_MEMORY`: a process out of memory cannot be trusted to
-    go on, and the referee restarts it and records why.
-    """
+def _stop_at_file_size_limit() -> None:
+    """Under a file size limit (set by a sandboxing referee), a write past it ends the bot, as it does any
+    other program: Python ignores SIGXFSZ (the write would only fail); this restores its default action."""
     try:
         import resource
     except ImportError:  # pragma: no cover - Windows: no rlimits
         return
     if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY and hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+
+
+def _stop_at_memory_limit(bot: Bot) -> None:
+    """Under a memory limit (RLIMIT_AS, set by a sandboxing referee), a MemoryError in decide ends the
+    process with :data:`EXIT_OUT_OF_MEMORY`: a process out of memory cannot be trusted to go on, and the
+    referee restarts it and records why."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no rlimits
+        return
     if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
         return
     decide = bot.decide
@@ -125,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
     )
+    _stop_at_file_size_limit()  # before the bot's module runs
     try:
         bot = load_bot(args.spec)
     except BotSpecError as exc:
@@ -132,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.name:
         bot.name = args.name
-    _stop_at_limits(bot)
+    _stop_at_memory_limit(bot)
     parent = os.environ.get("SKYJO_PARENT_PID", "")
     if parent.isdigit():
         _exit_with_parent(int(parent))

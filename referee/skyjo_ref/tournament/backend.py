@@ -14,8 +14,10 @@ tournament exits 3 and keeps every finished game.
 
 Sandboxed bots (``limits``, ``network: false``; see docs/sandbox.md): a
 process killed for a limit is a fault of kind ``limit`` naming it, restarted
-like a crash. Bots without network reach the in-process referee by a ``unix:``
-socket in a private temporary folder.
+like a crash. A bot whose processes are all killed by its sandbox before it
+ever connects is out (a ``disqualified`` fault): it forfeits its games, and
+the run goes on. Bots without network reach the in-process referee by a
+``unix:`` socket in a private temporary folder.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class RefereeBackend:
         self.pools: dict[str, list[_Worker]] = {b.name: [] for b in config.bots if b.managed}
         self.remote_busy: set[str] = set()
         self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
+        self.disqualified: dict[str, str] = {}  # bots killed by their sandbox before ever connecting: why
         self.log_dir = config.output / "logs"
         self.closing = False
         self.failure: TournamentUnfinished | None = None
@@ -128,6 +131,8 @@ class RefereeBackend:
 
     def ready(self, game: GameId) -> bool:
         for name in game.table:
+            if name in self.disqualified:
+                continue  # it needs no process: its seat forfeits
             if name in self.pools and all(w.busy for w in self.pools[name]):
                 return False
             if name in self.remote_busy:  # a remote bot (one token) plays one game at a time
@@ -140,9 +145,11 @@ class RefereeBackend:
         remotes = {name for name, entry in seats if entry.kind == "remote"}
         self.remote_busy |= remotes
         try:
-            for name in sorted(name for name, entry in seats if entry.managed):
+            for name in sorted(name for name, entry in seats if entry.managed and name not in self.disqualified):
                 held.append(await self._acquire(name, game.key))
             tokens = {w.bot: w.process.token for w in held}
+            for name in sorted(name for name, _ in seats if name in self.disqualified):
+                tokens[name] = await self._unused_token(name)  # nobody connects: the referee forfeits the seat
             specs = tuple(
                 SeatSpec(name, builtin=entry.builtin)
                 if entry.kind == "builtin"
@@ -189,7 +196,12 @@ class RefereeBackend:
         for entry in meta.get("forfeited", []) if isinstance(meta, dict) else []:
             reason = str(entry.get("reason", "")) if isinstance(entry, dict) else ""
             name, bot = seats[int(entry["seat"])] if isinstance(entry, dict) else ("", None)
-            if reason.startswith("not connected") and bot is not None and name not in self.connected_once:
+            if (
+                reason.startswith("not connected")
+                and bot is not None
+                and name not in self.connected_once
+                and name not in self.disqualified
+            ):
                 where = f"its output is in {self.log_dir}/{name}-*.log" if bot.managed else "it connects by itself"
                 raise TournamentUnfinished(
                     f"game {game.key}: bot {name!r} ({bot.describe()}) never connected to the referee "
@@ -197,6 +209,12 @@ class RefereeBackend:
                 )
 
     # ---------------------------------------------------------------- processes
+
+    async def _unused_token(self, name: str) -> str:
+        try:
+            return await self.client.issue_token(name)
+        except RefereeError as exc:
+            raise TournamentUnfinished(f"bot {name!r}: {exc}") from None
 
     async def _acquire(self, name: str, game_key: str) -> _Worker:
         for worker in self.pools[name]:
@@ -244,6 +262,8 @@ class RefereeBackend:
         while not await self.server.wait_connected(worker.process.token, 0.25):
             if self.failure is not None:
                 raise self.failure
+            if worker.bot in self.disqualified:
+                return
             if asyncio.get_running_loop().time() > deadline:
                 raise TournamentUnfinished(
                     f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:g} s "
@@ -279,6 +299,9 @@ class RefereeBackend:
                     self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
             if worker.gave_up:
                 if worker.bot not in self.connected_once:
+                    if all(fault.limit is not None for fault in process.faults):
+                        self._disqualify(worker)
+                        return
                     if all(fault.returncode == SDK_USAGE_ERROR for fault in process.faults):
                         self.failure = TournamentBotError(
                             f"bot {worker.bot!r} cannot run: {process.faults[-1].describe()}; see {process.log_path}"
@@ -298,6 +321,18 @@ class RefereeBackend:
                 continue
             while process.exited.is_set() and not self.closing and not worker.gave_up:
                 await asyncio.sleep(0.05)
+
+    def _disqualify(self, worker: _Worker) -> None:
+        """Its sandbox killed every process of this bot before it ever connected: it cannot play under
+        these limits. Unlike a bot that cannot run at all (a mistake in the config), this is how the
+        league's rules treat a submission: it forfeits its games, and the run goes on."""
+        if worker.bot in self.disqualified:
+            return
+        last = worker.process.faults[-1]
+        reason = f"every process killed by its sandbox before it connected (last: {last.describe()})"
+        self.disqualified[worker.bot] = reason
+        self.store.add_fault(worker.bot, "disqualified", reason + "; it forfeits its games", worker.game_key)
+        self.observer.note(f"bot {worker.bot}: {reason}; it forfeits its games")
 
     async def _replace(self, worker: _Worker) -> None:
         """A fresh process (and token) for a worker whose process gave up."""
