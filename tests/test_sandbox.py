@@ -478,3 +478,16 @@ def test_the_sandboxed_example_league_is_valid() -> None:
     )
     assert config.bot("strong").sandbox == Sandbox(Limits(1024, 600, 256, 16, 32), network=False)
     assert config.bot("minimal").sandbox.limits.memory_mb == 512
+
+
+@needs_linux
+def test_each_limit_is_the_rlimit_the_docs_name() -> None:
+    limits = Limits(memory_mb=512, cpu_seconds=30, open_files=64, file_size_mb=8)
+    done = subprocess.run(
+        SandboxPlan(Sandbox(limits)).wrap(["cat", "/proc/self/limits"]), capture_output=True, text=True, timeout=30
+    )
+    rows = {line[:26].strip(): line[26:].split()[:2] for line in done.stdout.splitlines()[1:]}
+    assert rows["Max address space"] == [str(512 * 2**20)] * 2
+    assert rows["Max cpu time"] == ["30", "31"]  # SIGXCPU at 30 s, SIGKILL at 31 s
+    assert rows["Max open files"] == ["64", "64"]
+    assert rows["Max file size"] == [str(8 * 2**20)] * 2
