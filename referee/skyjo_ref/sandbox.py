@@ -2,10 +2,10 @@
 
 A league runs code it did not write. A :class:`Sandbox` says what a bot
 process may use; :class:`SandboxPlan` turns it into a command line
-(:meth:`SandboxPlan.wrap`): the exec wrapper ``sandbox_exec.py`` applies it to
-itself and becomes the bot. :func:`classify_exit` reads what the kernel did
-to the bot when it ends. docs/sandbox.md says what each limit does and does
-not protect against.
+(:meth:`SandboxPlan.wrap`): the supervisor ``sandbox_exec.py`` forks the bot,
+which applies the plan to itself before it ``exec``s the program.
+:func:`classify_exit` reads what the kernel did to the bot when it ends.
+docs/sandbox.md says what each limit does and does not protect against.
 
 - ``memory_mb``, ``cpu_seconds``, ``open_files``, ``file_size_mb``: rlimits set
   in the child before it runs (``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_NOFILE``,
@@ -22,9 +22,10 @@ not protect against.
   an unprivileged user namespace where the kernel allows it): no interface but
   a loopback of its own, which is down. It reaches the referee through a
   ``unix:`` socket, which lives in the file system, not in the network.
-- Every bot (sandboxed or not) runs in its own session; the referee signals
-  the process group, and ``PR_SET_PDEATHSIG`` kills the bot's main process
-  when the referee dies, even by ``kill -9``.
+- Every bot (sandboxed or not, on Linux) runs under its supervisor, in its own
+  session; the referee signals the process group, and when the referee dies,
+  even by ``kill -9``, the supervisor learns it (``PR_SET_PDEATHSIG``) and
+  kills the bot's process group and cgroup.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar, Final, Literal
 
-#: Linux's ``unshare`` flags and ``prctl`` option used here (from <sched.h> and <sys/prctl.h>).
+#: Linux's ``unshare`` flags used here (from <sched.h>).
 CLONE_NEWUSER: Final = 0x10000000
 CLONE_NEWNET: Final = 0x40000000
 
-#: The exec wrapper that applies a plan and becomes the bot.
+#: The bot's supervisor: it starts the bot under a plan, and kills its tree when the referee dies.
 WRAPPER: Final = Path(__file__).with_name("sandbox_exec.py")
 
 #: The exit code of ``python -m skyjo_bot run`` when the bot ran out of memory (see skyjo_bot.__main__).
@@ -144,7 +145,7 @@ class Sandbox:
 
 
 def _try_unshare(flags: int, what: str) -> str | None:
-    """None if a child can ``unshare(flags)`` here (tried through the wrapper, as bots do), else why not."""
+    """None if a child can ``unshare(flags)`` here (tried through the supervisor, as bots are), else why not."""
     if not sys.platform.startswith("linux"):
         return f"{what} are a Linux feature (this is {sys.platform})"
     plan = SandboxPlan(Sandbox(), unshare_flags=flags)
@@ -430,8 +431,8 @@ class SandboxPlan:
         return out
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        """The command line that runs ``argv`` under this plan: the exec wrapper (``sandbox_exec.py``)
-        applies it to itself and becomes the bot (same pid), so nothing runs between the referee's
+        """The command line that runs ``argv`` under this plan: its supervisor (``sandbox_exec.py``),
+        whose child applies the plan and ``exec``s ``argv``; nothing runs between the referee's own
         ``fork`` and ``exec`` (gRPC's fork handlers make that unsafe)."""
         plan = {
             "cgroup_procs": str(self.cgroup / "cgroup.procs") if self.cgroup is not None else None,
