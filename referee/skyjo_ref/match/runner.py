@@ -108,7 +108,7 @@ class GameRunner:
         try:
             opened = await asyncio.gather(
                 *(
-                    st.seat.open(GameStart(gid, i, game.players, game.rules, self.tc))
+                    st.seat.open(GameStart(gid, i, game.players, game.rules.in_force(), self.tc))
                     for i, st in enumerate(self.states)
                 )
             )
@@ -159,7 +159,8 @@ class GameRunner:
         st.decisions += 1
         st.total_ms += answer.elapsed_ms
         st.max_ms = max(st.max_ms, answer.elapsed_ms)
-        st.bank_ms -= answer.elapsed_ms
+        if self.tc.bank_ms:  # no bank: time_left_ms stays NO_LIMIT_MS, as the protocol says
+            st.bank_ms -= answer.elapsed_ms
         fault, detail = answer.fault, answer.detail
         if fault is None:
             if answer.action is not None and answer.action in view.legal_actions:
