@@ -64,6 +64,7 @@ class ServerConfig:
     keepalive_time_ms: int = 20_000  # the server pings an idle connection this often
     keepalive_timeout_ms: int = 10_000  # and drops it when the ping is not answered in this time
     min_client_ping_ms: int = 10_000  # clients may ping at most this often (more is a GOAWAY)
+    unix_socket: Path | None = None  # also listen here (bots without network reach the referee by it)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
@@ -220,6 +221,7 @@ class RefereeServer:
         self._health: AsyncHealthServicer | None = None
         self.address = ""
         self.port = 0
+        self.unix_address: str | None = None  # "unix:PATH" when config.unix_socket is set
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -237,7 +239,9 @@ class RefereeServer:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-        _refuse_taken_port(c.address)
+        on_unix = c.address.startswith("unix:")
+        if not on_unix:
+            _refuse_taken_port(c.address)
         try:
             port = server.add_insecure_port(c.address)
         except RuntimeError:  # grpc says only "Failed to bind"
@@ -247,6 +251,12 @@ class RefereeServer:
             ) from None
         if port == 0:
             raise OSError(f"cannot listen on {c.address}: the address is in use or invalid")
+        if c.unix_socket is not None:
+            self.unix_address = f"unix:{c.unix_socket}"
+            try:
+                server.add_insecure_port(self.unix_address)
+            except RuntimeError:
+                raise OSError(f"cannot listen on {self.unix_address}: is its folder writable?") from None
         await server.start()
         for name in names[:3]:
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -255,7 +265,7 @@ class RefereeServer:
         if host in ("0.0.0.0", "[::]", "::"):
             host = "127.0.0.1"
         self.port = port
-        self.address = f"{host}:{port}"
+        self.address = c.address if on_unix else f"{host}:{port}"
         self._server = server
         log.info("referee listening on %s", self.address)
 
