@@ -83,6 +83,7 @@ class ServerConfig:
     min_client_ping_ms: int = 10_000  # clients may ping at most this often (more is a GOAWAY)
     token_idle_ms: int = TOKEN_IDLE_MS  # an issued token is released this long after its last use
     token_unused_ms: int = TOKEN_UNUSED_MS  # and one never used, this long after it was issued
+    unix_socket: Path | None = None  # also listen here (bots without network reach the referee by it)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
@@ -251,6 +252,7 @@ class RefereeServer:
         self._health: AsyncHealthServicer | None = None
         self.address = ""
         self.port = 0
+        self.unix_address: str | None = None  # "unix:PATH" when config.unix_socket is set
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -268,7 +270,9 @@ class RefereeServer:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-        _refuse_taken_port(c.address)
+        on_unix = c.address.startswith("unix:")
+        if not on_unix:
+            _refuse_taken_port(c.address)
         try:
             port = server.add_insecure_port(c.address)
         except RuntimeError:  # grpc says only "Failed to bind"
@@ -278,6 +282,12 @@ class RefereeServer:
             ) from None
         if port == 0:
             raise OSError(f"cannot listen on {c.address}: the address is in use or invalid")
+        if c.unix_socket is not None:
+            self.unix_address = f"unix:{c.unix_socket}"
+            try:
+                server.add_insecure_port(self.unix_address)
+            except RuntimeError:
+                raise OSError(f"cannot listen on {self.unix_address}: is its folder writable?") from None
         await server.start()
         for name in names[:3]:
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -286,7 +296,7 @@ class RefereeServer:
         if host in ("0.0.0.0", "[::]", "::"):
             host = "127.0.0.1"
         self.port = port
-        self.address = f"{host}:{port}"
+        self.address = c.address if on_unix else f"{host}:{port}"
         self._server = server
         log.info("referee listening on %s", self.address)
 
