@@ -8,7 +8,6 @@ import random
 from collections.abc import Callable, Sequence
 
 import pytest
-
 from skyjo_ref.tournament import sprt
 
 VALUES = sprt.PAIR_SCORES
@@ -297,7 +296,7 @@ def _simulate(true_elo: float, hyp: sprt.Hypotheses, seed: int) -> tuple[float, 
         counts = [0] * 5
         # the overshoot bookkeeping of sprt.overshoot, kept incrementally (same arithmetic)
         ref0 = ref1 = m0 = sq0 = m1 = sq1 = 0.0
-        for n in range(1, 20_000):
+        for n in range(1, 20_000):  # noqa: B007 (n is the test's length after the loop)
             u = rng.random()
             counts[next(i for i, c in enumerate(cumulative) if u < c) if u < cumulative[-1] else 4] += 1
             value = llr_of(tuple(counts))

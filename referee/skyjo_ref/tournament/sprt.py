@@ -46,7 +46,7 @@ ELO_MODELS: Final = ("logistic", "normalized")
 
 def score_of(elo: float) -> float:
     """Expected score per game of an Elo difference (logistic)."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def elo_of(score: float) -> float:
