@@ -50,8 +50,8 @@ def score_of(elo: float) -> float:
 
 
 def elo_of(score: float) -> float:
-    """Logistic Elo difference of an expected score (clamped away from 0 and 1)."""
-    s = min(max(score, 1e-6), 1.0 - 1e-6)
+    """Logistic Elo difference of an expected score (clamped to [0.001, 0.999] as fishtest does: +/-1200)."""
+    s = min(max(score, 1e-3), 1.0 - 1e-3)
     return -400.0 * math.log10(1.0 / s - 1.0)
 
 
@@ -258,10 +258,9 @@ def estimate_from_moments(n: float, mean: float, var: float) -> Estimate:
 
 def estimate(counts: Sequence[int]) -> Estimate:
     """Elo, its 95% interval, nElo and LOS from pentanomial counts."""
-    n = sum(counts)
-    if n <= 0:
+    if sum(counts) <= 0:
         return estimate_from_moments(0, 0.5, 0.0)
-    probs = [c / n for c in counts]
+    n, probs = _distribution(counts)  # regularized: one-sided counts still get an interval
     mean, var = _moments(PAIR_SCORES, probs)
     return estimate_from_moments(n, mean, var)
 
