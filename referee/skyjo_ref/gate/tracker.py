@@ -25,6 +25,9 @@ FEATURES: Final = 4
 LUCK_WARMUP: Final = 16
 #: Drawn cards above this cost no more than it: a bad draw is discarded (docs/gate.md).
 DRAW_CLIP: Final = 4
+#: The least variance (pair score, 0..1) the normal approximation uses: one-sided early data (every block
+#: won) would otherwise have none and an infinite LLR. Skyjo's blocks vary about ten times more.
+MIN_VARIANCE: Final = 0.01
 
 
 def _draw_value(card: int) -> float:
@@ -168,7 +171,7 @@ class GateTracker:
         if self.spec.luck:
             self.moments.add(block / 2, [a + b for a, b in zip(first.luck, second.luck)])
             mean, var = self.moments.adjusted()
-            value = sprt.normal_llr(self.moments.n, mean, var, *self.scores)
+            value = sprt.normal_llr(self.moments.n, mean, max(var, MIN_VARIANCE), *self.scores)
         else:
             value = sprt.llr(self.counts, h.elo0, h.elo1, h.model)
         self.history.append(value)
