@@ -125,9 +125,10 @@ def test_max_games_without_a_verdict_exits_4(tmp_path: Path) -> None:
     # a higher cap continues the same test
     more = gate("random", "greedy", "--preset", "gain", *SHORT, "--json", "r.json", cwd=tmp_path)
     assert more.returncode == 1, more.stderr
-    assert json.loads((tmp_path / "r.json").read_text())["played_now"] < json.loads(
-        (tmp_path / "r.json").read_text()
-    )["games"] + 4
+    assert (
+        json.loads((tmp_path / "r.json").read_text())["played_now"]
+        < json.loads((tmp_path / "r.json").read_text())["games"] + 4
+    )
 
 
 @pytest.mark.parametrize(
