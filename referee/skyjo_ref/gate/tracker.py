@@ -35,8 +35,8 @@ def _draw_value(card: int) -> float:
 
 
 @dataclass(slots=True)
-class _Moments:
-    """Running sums for the least-squares fit of block score on luck features."""
+class LuckFit:
+    """Running sums for the least-squares fit of block score (0..1) on its luck features."""
 
     n: int = 0
     sx: float = 0.0
@@ -78,6 +78,11 @@ class _Moments:
         residual = max(var_x * (n - 1) / n - explained, 0.0) * n / (n - FEATURES - 1)
         return mean_x - sum(ci * m for ci, m in zip(c, mean_f)), residual
 
+    def llr(self, s0: float, s1: float) -> float:
+        """The luck-adjusted LLR (normal approximation) of mean pair score s1 against s0."""
+        mean, var = self.adjusted()
+        return sprt.normal_llr(self.n, mean, max(var, MIN_VARIANCE), s0, s1)
+
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     n = len(b)
@@ -111,7 +116,7 @@ class GateTracker:
         self.next_deal = 0
         self.counts = [0] * 5
         self.history: list[float] = []
-        self.moments = _Moments()
+        self.moments = LuckFit()
         self.decision = sprt.Decision(0.0, *self.hypotheses.bounds, "running")
         s0, s1 = (sprt.score_of(e) for e in (self.hypotheses.elo0, self.hypotheses.elo1))
         self.scores = (s0, s1)
@@ -170,8 +175,7 @@ class GateTracker:
         h = self.hypotheses
         if self.spec.luck:
             self.moments.add(block / 2, [a + b for a, b in zip(first.luck, second.luck)])
-            mean, var = self.moments.adjusted()
-            value = sprt.normal_llr(self.moments.n, mean, max(var, MIN_VARIANCE), *self.scores)
+            value = self.moments.llr(*self.scores)
         else:
             value = sprt.llr(self.counts, h.elo0, h.elo1, h.model)
         self.history.append(value)
