@@ -84,9 +84,14 @@ def _hypotheses(
 
 def gate(
     candidate: Annotated[
-        str, typer.Argument(help="The bot under test: greedy, path/bot.py[:Class], module:Class, 'cmd:COMMAND'.")
+        str,
+        typer.Argument(
+            metavar="CANDIDATE", help="The bot under test: greedy, path/bot.py[:Class], module:Class, 'cmd:COMMAND'."
+        ),
     ],
-    baseline: Annotated[str, typer.Argument(help="The bot it must beat (or match), in the same forms.")],
+    baseline: Annotated[
+        str, typer.Argument(metavar="BASELINE", help="The bot it must beat (or match), in the same forms.")
+    ],
     preset: Annotated[
         str | None,
         typer.Option(
