@@ -25,6 +25,7 @@ from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.play import play_games
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
 
@@ -118,11 +119,17 @@ async def run(
     observer: Observer | None = None,
     backend: BackendFactory | None = None,
     concurrency: int | None = None,
+    shard: Shard | None = None,
 ) -> RunSummary:
-    """Play every scheduled game the store lacks; every finished game is committed as it finishes."""
+    """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
     games = schedule(config.bot_names, config.players_per_game, config.deals)
+    # what a merge checks besides the fingerprint: the same schedule
+    store.set_info("schedule", {"bots": sorted(config.bot_names), "deals": config.deals})
+    if shard is not None:
+        games = shard.select(games)
+        store.set_info("shard", {"index": shard.index, "count": shard.count})
     done = store.finished_keys()
     todo = [g for g in games if g.key not in done]
     scheduled = {g.key for g in games}
