@@ -28,6 +28,7 @@ from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, Gate
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
+from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
 
@@ -146,11 +147,21 @@ def gate(
         typer.Option("--markdown", metavar="FILE", help='Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY").'),
     ] = None,
     plain: Annotated[bool, typer.Option("--plain", help="Plain progress lines even on a terminal.")] = False,
+    shard_text: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Play shard I of N of the deals into its own folder (exit 0 when done); merge the shards, "
+            "then run the gate on the merged folder for the verdict.",
+        ),
+    ] = None,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
     Exit code: 0 accepted, 1 rejected, 4 no verdict within --max-games, 2 bad input, 3 could not finish,
-    130 interrupted. Rerunning the same command resumes from the store and gives the same verdict.
+    130 interrupted (a --shard exits 0 once its part is done). Rerunning the same command resumes from
+    the store and gives the same verdict.
     """
     stderr = Console(stderr=True, soft_wrap=True)
     json_stdout = json_file is not None and str(json_file) == "-"
@@ -165,10 +176,16 @@ def gate(
     )
     if not seed.strip():
         raise errors.UserError("--seed: expected a non-empty seed")
+    try:
+        shard = Shard.parse(shard_text) if shard_text is not None else None
+    except ShardError as exc:
+        raise errors.UserError(str(exc)) from None
     check_json_target(json_file)
     _check_target(markdown_file, "--markdown")
     names = table_names(cand, base)
     folder = out if out is not None else Path("runs") / f"gate-{names[0]}-vs-{names[1]}"
+    if shard is not None and out is None:
+        folder = folder.with_name(folder.name + shard.suffix)
     if folder.exists() and not folder.is_dir():
         raise errors.UserError(f"--out {folder}: exists and is not a folder: expected a folder for the gate's store")
     spec = GateSpec(
@@ -182,6 +199,7 @@ def gate(
         concurrency=concurrency,
         output=folder,
         luck=luck_adjust,
+        shard=shard,
     )
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
@@ -214,7 +232,7 @@ def gate(
             f"interrupted: finished games are kept in {folder}; run the same command to go on", highlight=False
         )
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
-    exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED)
+    exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED) if shard is None else EXIT_ACCEPTED
     report.finish(result.played, None, exit_code)
     raise typer.Exit(exit_code)
 

@@ -103,11 +103,19 @@ def final_lines(info: Mapping[str, Any]) -> list[str]:
         f"LOS: {100 * info['los']:.2f} %",
     ]
     stop_lo, stop_hi = info["stop_bounds"]
-    if abs(stop_lo - lower) > 0.005 or abs(stop_hi - upper) > 0.005:
+    if info.get("shard"):
+        lines.append(f"Shard stop bounds (1/N of Wald's): ({stop_lo:.2f}, {stop_hi:.2f})")
+    elif abs(stop_lo - lower) > 0.005 or abs(stop_hi - upper) > 0.005:
         lines.append(f"Stop bounds after overshoot correction: ({stop_lo:.2f}, {stop_hi:.2f})")
     if info.get("luck_adjusted"):
         lines.append("Scores are luck-adjusted (control variate of the cards' luck); Ptnml counts are raw")
-    lines.append(f"Verdict: {VERDICT_WORDS[info['verdict']]}: {explain(info)}")
+    if info.get("shard"):
+        lines.append(
+            f"Shard {info['shard']} done (its own LLR {llr:.2f}; a shard stops at 1/N of a bound): merge the shards "
+            "(skyjo-ref merge OUT SHARD...) and run the same gate with --out OUT for the verdict"
+        )
+    else:
+        lines.append(f"Verdict: {VERDICT_WORDS[info['verdict']]}: {explain(info)}")
     return lines
 
 

@@ -22,6 +22,7 @@ from skyjo_bot.types import Rules, TimeControl
 from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.config import RatingConfig, RefereeConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.sprt import Hypotheses
 
 FORMAT: Final = "skyjo-gate/1"
@@ -74,6 +75,7 @@ class GateSpec:
     output: Path
     luck: bool = False
     connect_timeout_s: float = 30.0
+    shard: Shard | None = None  # play only this shard's deals (see docs/gate.md, "Shards")
 
     @property
     def names(self) -> tuple[str, str]:
@@ -87,9 +89,16 @@ class GateSpec:
     def table(self) -> tuple[str, ...]:
         return tuple(sorted(self.names))
 
+    def deals(self) -> list[int]:
+        """The deals this gate counts, in order (a shard's: every N-th)."""
+        every = range(self.max_blocks)
+        if self.shard is None:
+            return list(every)
+        return [d for d in every if d % self.shard.count == self.shard.index - 1]
+
     def games(self) -> list[GameId]:
         """The schedule: deal by deal, both seatings of a deal together."""
-        return [GameId(self.table, deal, rotation) for deal in range(self.max_blocks) for rotation in (0, 1)]
+        return [GameId(self.table, deal, rotation) for deal in self.deals() for rotation in (0, 1)]
 
     def seed_of(self, game: GameId) -> str:
         return deal_match_seed(self.seed, game.deal)
@@ -97,9 +106,9 @@ class GateSpec:
     def fingerprint(self) -> dict[str, Any]:
         """What the stored games and verdict mean: a rerun with any of it changed is refused.
 
-        ``max_games`` and ``concurrency`` are not in it: a truncated gate can be
-        continued with a higher cap, at any concurrency, and reach the verdict an
-        uninterrupted run would have.
+        ``max_games``, ``concurrency`` and ``shard`` are not in it: a truncated gate
+        can be continued with a higher cap, at any concurrency, and shards merge
+        into the store of the whole gate.
         """
         h = self.hypotheses
         cand, base = self.names

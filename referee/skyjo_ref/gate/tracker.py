@@ -113,7 +113,8 @@ class GateTracker:
         self.hypotheses = spec.hypotheses
         self.candidate, self.baseline = spec.names
         self.pending: dict[int, dict[int, _Game]] = {}
-        self.next_deal = 0
+        self.order = spec.deals()
+        self.position = 0  # index in ``order`` of the next deal to count
         self.counts = [0] * 5
         self.history: list[float] = []
         self.moments = LuckFit()
@@ -122,6 +123,11 @@ class GateTracker:
         self.scores = (s0, s1)
 
     # --------------------------------------------------------------------- input
+
+    @property
+    def next_deal(self) -> int:
+        """The deal counted next (past the last deal once every deal is counted)."""
+        return self.order[self.position] if self.position < len(self.order) else self.spec.max_blocks
 
     @property
     def blocks(self) -> int:
@@ -134,11 +140,11 @@ class GateTracker:
     @property
     def done(self) -> bool:
         """A verdict, or the cap: nothing more will be counted."""
-        return self.decision.verdict != "running" or self.blocks >= self.spec.max_blocks
+        return self.decision.verdict != "running" or self.position >= len(self.order)
 
     @property
     def verdict(self) -> sprt.Verdict:
-        if self.decision.verdict == "running" and self.blocks >= self.spec.max_blocks:
+        if self.decision.verdict == "running" and self.position >= len(self.order):
             return "inconclusive"
         return self.decision.verdict
 
@@ -147,7 +153,8 @@ class GateTracker:
         if game.id.table != self.spec.table or game.id.rotation not in (0, 1):
             return False
         deal = game.id.deal
-        if deal < self.next_deal or self.done:
+        shard = self.spec.shard
+        if deal < self.next_deal or self.done or (shard is not None and deal % shard.count != shard.index - 1):
             return False
         seats = [s.bot for s in game.seats]
         mine = seats.index(self.candidate)
@@ -165,7 +172,7 @@ class GateTracker:
         while not self.done and len(self.pending.get(self.next_deal, {})) == 2:
             pair = self.pending.pop(self.next_deal)
             self._count(pair[0], pair[1])
-            self.next_deal += 1
+            self.position += 1
             counted = True
         return counted
 
@@ -179,7 +186,12 @@ class GateTracker:
         else:
             value = sprt.llr(self.counts, h.elo0, h.elo1, h.model)
         self.history.append(value)
-        self.decision = sprt.decide(self.history, h)
+        if self.spec.shard is None:
+            self.decision = sprt.decide(self.history, h)
+        else:  # a shard stops at 1/N of a bound: LLRs of independent blocks add up (docs/gate.md, "Shards")
+            lower, upper = (bound / self.spec.shard.count for bound in h.bounds)
+            verdict: sprt.Verdict = "rejected" if value < lower else "accepted" if value > upper else "running"
+            self.decision = sprt.Decision(value, lower, upper, verdict)
 
     # -------------------------------------------------------------------- output
 
@@ -217,5 +229,6 @@ class GateTracker:
             "verdict": self.verdict,
             "max_games": self.spec.max_games,
             "seed": self.spec.seed,
+            "shard": None if self.spec.shard is None else self.spec.shard.label,
             "history": [[2 * (k + 1), value] for k, value in enumerate(self.history)],
         }
