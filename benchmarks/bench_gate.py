@@ -129,7 +129,7 @@ def sequential(
 ) -> tuple[int, str]:
     """One test on blocks drawn with replacement: (games, verdict)."""
     counts = [0] * 5
-    history: list[float] = []
+    overshoot = sprt.Overshoot()
     fit = LuckFit()
     s0, s1 = sprt.score_of(hyp.elo0), sprt.score_of(hyp.elo1)
     n = len(blocks)
@@ -142,10 +142,11 @@ def sequential(
         counts[round(score * 2)] += 1
         if design == "duplicate+luck":
             fit.add(score / 2, [x + y for x, y in zip(first.luck, second.luck)])
-            history.append(fit.llr(s0, s1))
+            value = fit.llr(s0, s1)
         else:
-            history.append(sprt.llr(counts, hyp.elo0, hyp.elo1))
-        decision = sprt.decide(history, hyp)
+            value = sprt.llr(counts, hyp.elo0, hyp.elo1)
+        overshoot.add(value)
+        decision = sprt.decide_at(value, overshoot, hyp)
         if decision.verdict != "running":
             return 2 * k, decision.verdict
     return 2 * cap, "inconclusive"

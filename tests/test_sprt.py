@@ -263,8 +263,8 @@ def test_overshoot_follows_new_lows_and_highs() -> None:
 #
 # Synthetic duplicate blocks: a symmetric pentanomial shaped like Skyjo's (much mass on 1: the deal
 # decides; little on 0.5 and 1.5: shared wins are rare), tilted to the expected score of a known
-# Elo difference. The test runs exactly as the gate does (LLR after every block, overshoot-corrected
-# bounds, first crossing wins); at elo0 it must accept at most alpha of the time, at elo1 reject at most
+# Elo difference. The test runs exactly as the gate does (the product's LLR after every block, its
+# overshoot-corrected bounds, first crossing wins); at elo0 it must accept at most alpha of the time, at elo1 reject at most
 # beta, within sampling error (3 standard errors of a binomial proportion over 1,000 tests).
 
 SHAPE = (0.25, 0.02, 0.46, 0.02, 0.25)
@@ -289,42 +289,38 @@ def _simulate(true_elo: float, hyp: sprt.Hypotheses, seed: int) -> tuple[float, 
     cumulative = [sum(probs[: i + 1]) for i in range(5)]
     rng = random.Random(seed)
     llr_of = functools.lru_cache(maxsize=None)(lambda counts: sprt.llr(counts, hyp.elo0, hyp.elo1, hyp.model))
-    a, b = hyp.bounds
     accepted = rejected = 0
     blocks = 0
     for _ in range(SIMULATIONS):
         counts = [0] * 5
-        # the overshoot bookkeeping of sprt.overshoot, kept incrementally (same arithmetic)
-        ref0 = ref1 = m0 = sq0 = m1 = sq1 = 0.0
+        overshoot = sprt.Overshoot()
         for n in range(1, 20_000):  # noqa: B007 (n is the test's length after the loop)
             u = rng.random()
             counts[next(i for i, c in enumerate(cumulative) if u < c) if u < cumulative[-1] else 4] += 1
             value = llr_of(tuple(counts))
-            if value < ref0:
-                d = value - ref0
-                m0, sq0, ref0 = m0 + d, sq0 + d * d, value
-            if value > ref1:
-                d = value - ref1
-                m1, sq1, ref1 = m1 + d, sq1 + d * d, value
-            o0 = -sq0 / m0 / 2 if m0 else 0.0
-            o1 = sq1 / m1 / 2 if m1 else 0.0
-            if value > b - o1:
+            overshoot.add(value)
+            verdict = sprt.decide_at(value, overshoot, hyp).verdict
+            if verdict == "accepted":
                 accepted += 1
                 break
-            if value < a + o0:
+            if verdict == "rejected":
                 rejected += 1
                 break
         blocks += n
     return accepted / SIMULATIONS, rejected / SIMULATIONS, blocks / SIMULATIONS
 
 
-def test_incremental_overshoot_matches_the_product() -> None:
+def test_incremental_overshoot_matches_the_history_form() -> None:
     rng = random.Random(3)
     history = [rng.gauss(0, 1) for _ in range(50)]
     hyp = sprt.Hypotheses(0, 60)
     o0, o1 = sprt.overshoot(history)
     assert sprt.decide(history, hyp).lower == pytest.approx(hyp.bounds[0] + o0)
     assert sprt.decide(history, hyp).upper == pytest.approx(hyp.bounds[1] - o1)
+    state = sprt.Overshoot()
+    for value in history:
+        state.add(value)
+    assert sprt.decide_at(history[-1], state, hyp) == sprt.decide(history, hyp)
 
 
 @pytest.mark.parametrize("which", ["elo0", "elo1"])

@@ -117,6 +117,7 @@ class GateTracker:
         self.position = 0  # index in ``order`` of the next deal to count
         self.counts = [0] * 5
         self.history: list[float] = []
+        self.overshoot = sprt.Overshoot()
         self.moments = LuckFit()
         self.decision = sprt.Decision(0.0, *self.hypotheses.bounds, "running")
         s0, s1 = (sprt.score_of(e) for e in (self.hypotheses.elo0, self.hypotheses.elo1))
@@ -186,8 +187,9 @@ class GateTracker:
         else:
             value = sprt.llr(self.counts, h.elo0, h.elo1, h.model)
         self.history.append(value)
+        self.overshoot.add(value)
         if self.spec.shard is None:
-            self.decision = sprt.decide(self.history, h)
+            self.decision = sprt.decide_at(value, self.overshoot, h)
         else:  # a shard stops at 1/N of a bound: LLRs of independent blocks add up (docs/gate.md, "Shards")
             lower, upper = (bound / self.spec.shard.count for bound in h.bounds)
             verdict: sprt.Verdict = "rejected" if value < lower else "accepted" if value > upper else "running"

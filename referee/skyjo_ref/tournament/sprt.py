@@ -191,30 +191,46 @@ def normal_llr(n: float, mean: float, var: float, s0: float, s1: float) -> float
 # --------------------------------------------------------------------- overshoot
 
 
-def overshoot(history: Sequence[float]) -> tuple[float, float]:
-    """fishtest's dynamic overshoot estimate ``(o0, o1)`` from the LLR after each block, in order.
+class Overshoot:
+    """fishtest's dynamic overshoot estimate, fed the LLR after each block in order.
 
     Every new low of the LLR is a step below the previous low (``delta``); the
     expected overshoot past the lower bound is ``E[delta^2] / (2 E[delta])``
     over those steps (Siegmund, corollary 8.33), and likewise for new highs.
     The test stops at ``lower + o0`` and ``upper - o1``.
     """
-    ref0 = ref1 = 0.0
-    m0 = sq0 = m1 = sq1 = 0.0
+
+    __slots__ = ("m0", "m1", "ref0", "ref1", "sq0", "sq1")
+
+    def __init__(self) -> None:
+        self.ref0 = self.ref1 = 0.0
+        self.m0 = self.sq0 = self.m1 = self.sq1 = 0.0
+
+    def add(self, value: float) -> None:
+        if value < self.ref0:
+            delta = value - self.ref0
+            self.m0 += delta
+            self.sq0 += delta * delta
+            self.ref0 = value
+        if value > self.ref1:
+            delta = value - self.ref1
+            self.m1 += delta
+            self.sq1 += delta * delta
+            self.ref1 = value
+
+    def corrections(self) -> tuple[float, float]:
+        """``(o0, o1)``: how far in from the lower and the upper bound the test stops."""
+        o0 = -self.sq0 / self.m0 / 2.0 if self.m0 != 0 else 0.0
+        o1 = self.sq1 / self.m1 / 2.0 if self.m1 != 0 else 0.0
+        return o0, o1
+
+
+def overshoot(history: Sequence[float]) -> tuple[float, float]:
+    """The overshoot corrections ``(o0, o1)`` after the LLRs of ``history`` (see :class:`Overshoot`)."""
+    state = Overshoot()
     for value in history:
-        if value < ref0:
-            delta = value - ref0
-            m0 += delta
-            sq0 += delta * delta
-            ref0 = value
-        if value > ref1:
-            delta = value - ref1
-            m1 += delta
-            sq1 += delta * delta
-            ref1 = value
-    o0 = -sq0 / m0 / 2.0 if m0 != 0 else 0.0
-    o1 = sq1 / m1 / 2.0 if m1 != 0 else 0.0
-    return o0, o1
+        state.add(value)
+    return state.corrections()
 
 
 # ------------------------------------------------------------------------ estimates
@@ -309,10 +325,18 @@ class Decision:
 
 def decide(llr_history: Sequence[float], hypotheses: Hypotheses, correct_overshoot: bool = True) -> Decision:
     """Where the test stands after the last LLR of ``llr_history`` (one LLR per block, in deal order)."""
+    state = Overshoot()
+    if correct_overshoot:
+        for value in llr_history:
+            state.add(value)
+    return decide_at(llr_history[-1] if llr_history else 0.0, state, hypotheses)
+
+
+def decide_at(value: float, state: Overshoot, hypotheses: Hypotheses) -> Decision:
+    """Where the test stands at LLR ``value``, ``state`` having been fed every LLR so far (``value`` last)."""
     a, b = hypotheses.bounds
-    o0, o1 = overshoot(llr_history) if correct_overshoot else (0.0, 0.0)
+    o0, o1 = state.corrections()
     lower, upper = a + o0, b - o1
-    value = llr_history[-1] if llr_history else 0.0
     verdict: Verdict = "rejected" if value < lower else "accepted" if value > upper else "running"
     return Decision(value, lower, upper, verdict)
 
@@ -329,7 +353,7 @@ def run_test(
     each complete prefix of blocks, stop at the first that crosses a bound.
     """
     counts = [0] * 5
-    history: list[float] = []
+    state = Overshoot()
     decision = Decision(0.0, *hypotheses.bounds, "running")
     used = 0
     for score in block_scores:
@@ -337,8 +361,10 @@ def run_test(
             break
         counts[pentanomial([score]).index(1)] += 1
         used += 1
-        history.append(llr(counts, hypotheses.elo0, hypotheses.elo1, hypotheses.model))
-        decision = decide(history, hypotheses, correct_overshoot)
+        value = llr(counts, hypotheses.elo0, hypotheses.elo1, hypotheses.model)
+        if correct_overshoot:
+            state.add(value)
+        decision = decide_at(value, state, hypotheses)
         if decision.verdict != "running":
             break
     return used, decision
