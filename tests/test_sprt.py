@@ -264,8 +264,9 @@ def test_overshoot_follows_new_lows_and_highs() -> None:
 # Synthetic duplicate blocks: a symmetric pentanomial shaped like Skyjo's (much mass on 1: the deal
 # decides; little on 0.5 and 1.5: shared wins are rare), tilted to the expected score of a known
 # Elo difference. The test runs exactly as the gate does (the product's LLR after every block, its
-# overshoot-corrected bounds, first crossing wins); at elo0 it must accept at most alpha of the time, at elo1 reject at most
-# beta, within sampling error (3 standard errors of a binomial proportion over 1,000 tests).
+# overshoot-corrected bounds, first crossing wins); at elo0 it must accept at most alpha of the time,
+# at elo1 reject at most beta, within sampling error (3 standard errors of a binomial proportion over
+# 1,000 tests).
 
 SHAPE = (0.25, 0.02, 0.46, 0.02, 0.25)
 SIMULATIONS = 1000
