@@ -7,6 +7,7 @@ tournament could not finish (finished games are kept); 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -22,6 +23,7 @@ from skyjo_ref.cli.options import check_json_target, table_console, write_json
 from skyjo_ref.cli.tournament_view import LineObserver, RichObserver, render_tables
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
+from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
 
@@ -76,14 +78,28 @@ def tournament(
         bool, typer.Option("--new", help="Set the output folder's old results aside and start afresh.")
     ] = False,
     plain: Annotated[bool, typer.Option("--plain", help="Line-based progress even on a terminal.")] = False,
+    shard_text: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Play shard I of N (whole duplicate blocks) into its own folder; 'merge' joins the shards.",
+        ),
+    ] = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
     stdout = table_console()
     try:
+        shard = Shard.parse(shard_text) if shard_text is not None else None
+    except ShardError as exc:
+        raise errors.UserError(str(exc)) from None
+    try:
         config = load_config(config_file, output=output)
     except ConfigError as exc:
         raise errors.UserError(str(exc)) from None
+    if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
+        config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     check_json_target(json_file)
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
@@ -100,7 +116,7 @@ def tournament(
         else:
             observer = LineObserver(stderr)
         try:
-            summary = _run(runner.run(config, store, observer, concurrency=concurrency))
+            summary = _run(runner.run(config, store, observer, concurrency=concurrency, shard=shard))
         except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as documented
             observer.stop()
             raise errors.Unfinished(
