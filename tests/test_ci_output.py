@@ -150,3 +150,41 @@ def test_a_league_that_stops_early_still_writes_its_json_and_summary_saying_why(
     assert data["games"] == 2
     text = (tmp_path / "s.md").read_text()
     assert "> ⏸️ **Stopped before the end**: bot 'broken'" in text and "### Leaderboard" in text
+
+
+RAISER = """\
+from skyjo_bot import Bot
+
+
+class Raiser(Bot):
+    def decide(self, view):
+        raise RuntimeError("no idea")
+"""
+
+
+def test_the_gate_fails_on_a_forfeiting_bot_and_its_summary_lists_the_faults(tmp_path: Path) -> None:
+    (tmp_path / "raiser.py").write_text(RAISER, encoding="utf-8")
+    args = ("gate", "greedy", "raiser.py", "--preset", "gain", "--option", "end_score=30", "--out", "g")
+    done = cli(*args, "--fail-on", "forfeit", "--markdown", "s.md", "--json", "g.json", cwd=tmp_path)
+    assert done.returncode == 5, done.stderr  # accepted, but the baseline forfeited
+    assert "--fail-on forfeit: bot raiser:" in one_line(done.stderr)
+    data = json.loads((tmp_path / "g.json").read_text())
+    assert data["verdict"] == "accepted" and data["exit_code"] == 5
+    assert data["incidents"][0]["bot"] == "raiser" and data["incidents"][0]["forfeits"] > 0
+    text = (tmp_path / "s.md").read_text()
+    assert text.startswith("## ✅ Gate accepted") and text.index("Verdict") < text.index("1 bot with faults")
+    assert "> ❌ **--fail-on forfeit: bot raiser:" in text and "| `raiser` |" in text
+    assert "RuntimeError" in text  # the first failure, with what the bot said
+    plain = cli(*args, "--markdown", "s.md", cwd=tmp_path)  # resumed: same verdict, no --fail-on: exit 0
+    assert plain.returncode == 0, plain.stderr
+    assert "`raiser`" in (tmp_path / "s.md").read_text()
+    refused = cli(*args, "--fail-on", "bogus", cwd=tmp_path)
+    assert refused.returncode == 2 and "--fail-on 'bogus'" in refused.stderr
+
+
+def test_match_json_says_whether_and_why_it_stopped(tmp_path: Path) -> None:
+    done = cli("match", "greedy", "random", "--games", "2", "--seed", "1", "--option", "end_score=30",
+               "--json", "m.json", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert data["stopped"] is None and data["exit_code"] == 0 and data["games"] == 2

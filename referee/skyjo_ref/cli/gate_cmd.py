@@ -1,14 +1,14 @@
 """``skyjo-ref gate CANDIDATE BASELINE``: a sequential test (SPRT on duplicate deals) made for CI.
 
 Exit codes (docs/cli.md, docs/gate.md): 0 accepted; 1 rejected; 4 ``--max-games``
-reached without a verdict; 2 bad input; 3 could not finish; 130 interrupted.
+reached without a verdict; 5 accepted, but ``--fail-on`` found a bot that forfeited,
+was struck or crashed; 2 bad input; 3 could not finish; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import time
 from collections.abc import Callable
@@ -21,6 +21,8 @@ from rich.console import Console
 from skyjo_bot.types import TimeControl
 
 from skyjo_ref.cli import errors
+from skyjo_ref.cli import markdown as summaries
+from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
 from skyjo_ref.cli.gate_view import GateProgress, final_lines, markdown
 from skyjo_ref.cli.options import check_json_target, rules_from_cli, time_control_from_cli, write_json
 from skyjo_ref.gate.run import GateRun, run_gate
@@ -28,6 +30,7 @@ from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, Gate
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
+from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
@@ -36,8 +39,6 @@ EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
 EXIT_INCONCLUSIVE: Final = 4
 EXIT_FOR: Final = {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED, "inconclusive": EXIT_INCONCLUSIVE}
-#: GitHub's step summary holds at most 1 MiB.
-MARKDOWN_LIMIT: Final = 1024 * 1024
 
 _DEFAULT_TC = TimeControl()
 
@@ -147,6 +148,7 @@ def gate(
         typer.Option("--markdown", metavar="FILE", help='Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY").'),
     ] = None,
     plain: Annotated[bool, typer.Option("--plain", help="Plain progress lines even on a terminal.")] = False,
+    fail_on: FailOnOption = None,
     shard_text: Annotated[
         str | None,
         typer.Option(
@@ -182,6 +184,7 @@ def gate(
         raise errors.UserError(str(exc)) from None
     check_json_target(json_file)
     _check_target(markdown_file, "--markdown")
+    fail_kinds = check_fail_on(fail_on)
     names = table_names(cand, base)
     folder = out if out is not None else Path("runs") / f"gate-{names[0]}-vs-{names[1]}"
     if shard is not None and out is None:
@@ -233,6 +236,11 @@ def gate(
         )
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
     exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED) if shard is None else EXIT_ACCEPTED
+    report.failed = fail_message(incidents(store), fail_kinds)
+    if report.failed is not None:
+        stderr.print(f"error: {report.failed}", highlight=False, markup=False)
+        if exit_code == EXIT_ACCEPTED:  # a rejection (1) or no verdict (4) fails the job already: kept
+            exit_code = errors.EXIT_FAIL_ON
     report.finish(result.played, None, exit_code)
     raise typer.Exit(exit_code)
 
@@ -310,6 +318,7 @@ class _Report:
     json_file: Path | None
     markdown_file: Path | None
     started: float
+    failed: str | None = None  # the --fail-on message, when it triggered
 
     def finish(self, played: int, stopped: str | None, exit_code: int) -> None:
         """The final lines, the JSON (on every exit once anything is stored) and the Markdown summary."""
@@ -318,6 +327,7 @@ class _Report:
             info = self.store.info("gate")
             faults = self.store.faults()
             total_stored = self.store.count()
+            found = incidents(self.store)
         finally:
             self.store.close()
         if info is None:
@@ -352,20 +362,13 @@ class _Report:
                     "faults": [
                         {"bot": f.bot, "kind": f.kind, "detail": f.detail, "game": f.game_key} for f in faults[-100:]
                     ],
+                    "incidents": [entry.to_json() for entry in found.values()],
                 }
             )
             write_json(self.json_file, data)
         if self.markdown_file is not None:
-            text = markdown(info, extra).encode("utf-8")[:MARKDOWN_LIMIT].decode("utf-8", errors="ignore")
-            mode = "a" if _is_step_summary(self.markdown_file) else "w"
+            text = markdown(info, extra) + "\n" + summaries.faults_section(found, self.failed)
             try:
-                with self.markdown_file.open(mode, encoding="utf-8") as handle:
-                    handle.write(text)
-            except OSError as exc:
-                stderr.print(f"--markdown {self.markdown_file}: cannot write: {exc.strerror or exc}", highlight=False)
-
-
-def _is_step_summary(path: Path) -> bool:
-    """GitHub's ``$GITHUB_STEP_SUMMARY`` is appended to (other steps may have written to it), never replaced."""
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    return summary is not None and summary != "" and Path(summary).resolve() == path.resolve()
+                summaries.write_markdown(self.markdown_file, text)  # appends to $GITHUB_STEP_SUMMARY
+            except errors.UserError as exc:
+                stderr.print(str(exc), highlight=False, markup=False)

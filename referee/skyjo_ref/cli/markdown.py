@@ -202,3 +202,15 @@ def gate_section(info: Mapping[str, Any] | None, extra: Mapping[str, Any] | None
     from skyjo_ref.cli.gate_view import markdown as gate_markdown
 
     return gate_markdown(info, extra or {})
+
+
+def faults_section(found: Mapping[str, BotIncidents], failed: str | None = None) -> str:
+    """For a summary without a leaderboard (the gate's): the faults at a glance, then their table."""
+    out: list[str] = []
+    if failed:
+        out += [f"> ❌ **{cell(failed)}**", ""]
+    out += [incidents_line(found) or "✅ No bot forfeited, was struck or crashed.", ""]
+    faults = faults_table(found)
+    if faults:
+        out += ["### Faults and forfeits", "", *faults, ""]
+    return "\n".join(out)
