@@ -123,7 +123,7 @@ def test_a_forfeiting_crashing_bot_fails_the_league_with_exit_5_and_the_summary_
     assert "--fail-on forfeit: bot crashy: 2 forfeits" in one_line(done.stderr)
     data = json.loads((folder / "t.json").read_text())
     assert data["tournament"]["exit_code"] == 5 and data["tournament"]["stopped"] is None
-    (crashy,) = data["incidents"]
+    (crashy,) = data["tournament"]["incidents"]
     assert crashy["bot"] == "crashy" and crashy["forfeits"] == 2 and crashy["crashes"] >= 2
     text = (folder / "s.md").read_text()
     assert "> ⚠️ **1 bot with faults**: `crashy` 2 forfeits" in text

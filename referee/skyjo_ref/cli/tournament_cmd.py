@@ -282,8 +282,8 @@ class _Outputs:
                 "shard": self.shard.label if self.shard is not None else None,
                 "stopped": stopped,
                 "exit_code": exit_code,
+                "incidents": [entry.to_json() for entry in found.values()],
             }
-            data["incidents"] = [entry.to_json() for entry in found.values()]
             write_json(self.json_file, data)
         if self.markdown_file is not None:
             facts = {"games played now": run["played_now"], "already stored": run["already_stored"]}
