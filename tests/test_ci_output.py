@@ -6,6 +6,7 @@ engine games (tests/report_stores.py) so the size check stays fast.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -165,8 +166,12 @@ class Raiser(Bot):
 def test_the_gate_fails_on_a_forfeiting_bot_and_its_summary_lists_the_faults(tmp_path: Path) -> None:
     (tmp_path / "raiser.py").write_text(RAISER, encoding="utf-8")
     args = ("gate", "greedy", "raiser.py", "--preset", "gain", "--option", "end_score=30", "--out", "g")
-    done = cli(*args, "--fail-on", "forfeit", "--markdown", "s.md", "--json", "g.json", cwd=tmp_path)
+    done = cli(*args, "--fail-on", "forfeit", "--markdown", "s.md", "--json", "g.json", "--progress-every", "10",
+               "--progress-seconds", "3600", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 5, done.stderr  # accepted, but the baseline forfeited
+    counted = [int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("games ")]
+    steps = [b - a for a, b in itertools.pairwise(counted)]
+    assert counted and all(step >= 10 for step in steps[:-1]) and steps[-1] > 0  # thinned; the last one shown
     assert "--fail-on forfeit: bot raiser:" in one_line(done.stderr)
     data = json.loads((tmp_path / "g.json").read_text())
     assert data["verdict"] == "accepted" and data["exit_code"] == 5
@@ -175,6 +180,9 @@ def test_the_gate_fails_on_a_forfeiting_bot_and_its_summary_lists_the_faults(tmp
     assert text.startswith("## ✅ Gate accepted") and text.index("Verdict") < text.index("1 bot with faults")
     assert "> ❌ **--fail-on forfeit: bot raiser:" in text and "| `raiser` |" in text
     assert "RuntimeError" in text  # the first failure, with what the bot said
+    shown = cli("ratings", "g", "--markdown", "-", cwd=tmp_path)  # a gate's store: its verdict comes first
+    assert shown.returncode == 0 and shown.stdout.startswith("## ✅ Gate accepted"), shown.stderr
+    assert shown.stdout.index("Verdict") < shown.stdout.index("### Leaderboard")
     plain = cli(*args, "--markdown", "s.md", cwd=tmp_path)  # resumed: same verdict, no --fail-on: exit 0
     assert plain.returncode == 0, plain.stderr
     assert "`raiser`" in (tmp_path / "s.md").read_text()

@@ -23,7 +23,7 @@ from skyjo_bot.types import TimeControl
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
-from skyjo_ref.cli.gate_view import GateProgress, final_lines, markdown
+from skyjo_ref.cli.gate_view import PLAIN_EVERY_GAMES, PLAIN_EVERY_S, GateProgress, final_lines, markdown
 from skyjo_ref.cli.options import check_json_target, rules_from_cli, time_control_from_cli, write_json
 from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
@@ -149,6 +149,14 @@ def gate(
     ] = None,
     plain: Annotated[bool, typer.Option("--plain", help="Plain progress lines even on a terminal.")] = False,
     fail_on: FailOnOption = None,
+    progress_every: Annotated[
+        int,
+        typer.Option(min=1, metavar="GAMES", help="Off a terminal: a progress line every this many counted games..."),
+    ] = PLAIN_EVERY_GAMES,
+    progress_seconds: Annotated[
+        float,
+        typer.Option(min=0.1, metavar="SECONDS", help="...or once this many seconds passed, whichever comes first."),
+    ] = PLAIN_EVERY_S,
     shard_text: Annotated[
         str | None,
         typer.Option(
@@ -207,7 +215,7 @@ def gate(
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
-    progress = GateProgress(stderr, plain)
+    progress = GateProgress(stderr, plain, progress_every, progress_seconds)
     observer = _Observer(progress)
     report = _Report(spec, store, stdout, stderr, json_file, markdown_file, time.monotonic())
 

@@ -44,8 +44,12 @@ def status_line(info: Mapping[str, Any], played: int | None = None) -> str:
 class GateProgress:
     """Live on a terminal (one updating line on stderr); plain lines, thinned out, elsewhere."""
 
-    def __init__(self, console: Console, plain: bool) -> None:
+    def __init__(
+        self, console: Console, plain: bool, every_games: int = PLAIN_EVERY_GAMES, every_s: float = PLAIN_EVERY_S
+    ) -> None:
         self.console = console
+        self.every_games = every_games
+        self.every_s = every_s
         self.plain = plain or not console.is_terminal
         self.live: Live | None = None
         self.last_games = -1
@@ -63,8 +67,8 @@ class GateProgress:
             return
         now = time.monotonic()
         games = info["games"]
-        due = games - self.last_games >= PLAIN_EVERY_GAMES or (
-            now - self.last_time >= PLAIN_EVERY_S and games != self.last_games
+        due = games - self.last_games >= self.every_games or (
+            now - self.last_time >= self.every_s and games != self.last_games
         )
         if games == 0 and not tracker.done:
             return
