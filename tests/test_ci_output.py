@@ -196,3 +196,11 @@ def test_match_json_says_whether_and_why_it_stopped(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "m.json").read_text())
     assert data["stopped"] is None and data["exit_code"] == 0 and data["games"] == 2
+
+
+def test_json_and_markdown_cannot_both_be_stdout(tmp_path: Path) -> None:
+    write_config(tmp_path, "  - {name: a, builtin: greedy}\n  - {name: b, builtin: random}\n", deals=1)
+    for args in (("tournament", "league.yaml"), ("gate", "greedy", "random", "--out", "g")):
+        refused = cli(*args, "--json", "-", "--markdown", "-", cwd=tmp_path)
+        assert refused.returncode == 2 and "only one of them can be stdout" in refused.stderr, refused.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "g").exists()

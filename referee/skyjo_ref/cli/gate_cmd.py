@@ -192,6 +192,7 @@ def gate(
         raise errors.UserError(str(exc)) from None
     check_json_target(json_file)
     _check_target(markdown_file, "--markdown")
+    summaries.check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
     names = table_names(cand, base)
     folder = out if out is not None else Path("runs") / f"gate-{names[0]}-vs-{names[1]}"

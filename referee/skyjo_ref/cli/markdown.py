@@ -29,8 +29,10 @@ MARKDOWN_LIMIT: Final = 1024 * 1024
 _CUT_NOTE: Final = "\n*(summary cut here: GitHub keeps at most 1 MiB; the JSON and the report have everything)*\n"
 
 
-def check_markdown_target(path: Path | None) -> None:
-    """Refuse a ``--markdown`` file that cannot be written, before any game is played."""
+def check_markdown_target(path: Path | None, json_file: Path | None = None) -> None:
+    """Refuse a ``--markdown`` file that cannot be written (or stdout twice), before any game is played."""
+    if path is not None and json_file is not None and str(path) == str(json_file) == "-":
+        raise errors.UserError("--json - and --markdown -: only one of them can be stdout; give the other a file")
     if path is None or str(path) == "-":
         return
     if path.is_dir():

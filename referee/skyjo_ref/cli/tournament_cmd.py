@@ -130,7 +130,7 @@ def tournament(
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     check_json_target(json_file)
-    check_markdown_target(markdown_file)
+    check_markdown_target(markdown_file, json_file)
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
     if not errors.DEBUG:  # the tournament reports bot process faults itself (notes, and the store)
@@ -389,10 +389,8 @@ def ratings(
 ) -> None:
     """Print a tournament's tables from its results store, without playing."""
     check_json_target(json_file)
-    check_markdown_target(markdown_file)
+    check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
-    if json_file is not None and markdown_file is not None and str(json_file) == str(markdown_file) == "-":
-        raise errors.UserError("--json - and --markdown -: only one of them can be stdout")
     if not folder.is_dir():
         raise errors.UserError(f"{folder}: no such folder: expected a tournament output folder")
     try:
