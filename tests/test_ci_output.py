@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,25 @@ def test_json_and_markdown_cannot_both_be_stdout(tmp_path: Path) -> None:
         refused = cli(*args, "--json", "-", "--markdown", "-", cwd=tmp_path)
         assert refused.returncode == 2 and "only one of them can be stdout" in refused.stderr, refused.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "g").exists()
+
+
+def test_an_interrupted_league_writes_its_json_and_summary_with_exit_130(tmp_path: Path) -> None:
+    bots = "  - {name: a, builtin: greedy}\n  - {name: b, builtin: random}\n  - {name: c, builtin: random}\n"
+    write_config(tmp_path, bots, deals=200)  # 1,200 games: far from done when the signal comes
+    args = ["tournament", "league.yaml", "--progress-every", "1", "--json", "t.json", "--markdown", "s.md"]
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", *args], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the first finished game's line: games are stored
+        if line.startswith("["):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130, rest
+    run = json.loads((tmp_path / "t.json").read_text())["tournament"]
+    assert run["stopped"] == "interrupted" and run["exit_code"] == 130
+    assert 1 <= run["played_now"] < run["scheduled"] == 1200
+    assert "> ⏸️ **Stopped before the end**: interrupted" in (tmp_path / "s.md").read_text()
