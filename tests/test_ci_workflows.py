@@ -276,6 +276,7 @@ def test_the_league_workflow_merges_its_shards_into_the_unsharded_tables(tmp_pat
     assert (league / "ratings.json").read_text(encoding="utf-8") == unsharded  # `ratings --json FILE`, in the job
 
     # the job's page got the summary; the artifact holds the store, its records and the report
+    assert emulator.summaries["shard-2"].startswith("## ci-league: Elo (shard 2/3)")
     summary = emulator.summaries["merge"]
     assert summary.startswith("## ci-league: Elo (merged from 3 stores)")
     assert "### Leaderboard" in summary and "✅ No bot forfeited, was struck or crashed." in summary
