@@ -191,7 +191,8 @@ def tournament(
         for line in first_failures(store, config.output / "logs"):
             stderr.print(line, highlight=False, markup=False, soft_wrap=True)
         tables = runner.compute_tables(config, store)
-        json_alone = json_file is not None and str(json_file) == "-"  # stdout is the JSON alone: tables to stderr
+        # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
+        json_alone = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))
         render_tables(table_console(stderr=True) if json_alone else stdout, tables, title=f"{config.name}: Elo")
         found = incidents(store)
         failed = fail_message(found, fail_kinds)
