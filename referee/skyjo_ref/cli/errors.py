@@ -5,6 +5,7 @@ Exit codes (documented in docs/cli.md):
   1  the command ran but its check failed (e.g. ``replay --check`` found an invalid record)
   2  bad usage or bad input (arguments, config file, record file)
   3  the work could not finish (a tournament or match stopped early)
+  5  ``--fail-on``: a bot forfeited, was struck or crashed (the message names the bots)
   130 interrupted (Ctrl-C); finished work is kept
 """
 
@@ -19,6 +20,7 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNFINISHED = 3
+EXIT_FAIL_ON = 5
 EXIT_INTERRUPTED = 130
 
 DEBUG = False

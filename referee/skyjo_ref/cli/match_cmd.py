@@ -173,20 +173,22 @@ def match(
             result = asyncio.run(run())
     except (asyncio.CancelledError, KeyboardInterrupt):
         stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
-        _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file)
+        _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, "interrupted", 130)
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
-    except BotNeverConnected as exc:
-        raise errors.Unfinished(str(exc)) from None
+    except (BotNeverConnected, RefereeError, OSError) as exc:
+        message = str(exc) if isinstance(exc, (BotNeverConnected, RefereeError)) else f"cannot start the referee: {exc}"
+        if played:  # the games before the stop are shown and in the JSON, with why it stopped
+            _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, message, 3)
+        raise errors.Unfinished(message) from None
     except LineupError as exc:  # a bot that cannot be started or seated: bad input
         raise errors.UserError(str(exc)) from None
-    except RefereeError as exc:
-        raise errors.Unfinished(str(exc)) from None
-    except OSError as exc:
-        raise errors.Unfinished(f"cannot start the referee: {exc}") from None
 
-    _finish(result, specs, rule_set, json_file)
+    stopped = None
     if result.end.error:
-        raise errors.Unfinished(f"the match stopped after {len(result.records)} of {games} games: {result.end.error}")
+        stopped = f"the match stopped after {len(result.records)} of {games} games: {result.end.error}"
+    _finish(result, specs, rule_set, json_file, stopped, errors.EXIT_UNFINISHED if stopped else errors.EXIT_OK)
+    if stopped:
+        raise errors.Unfinished(stopped)
 
 
 def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:
@@ -219,9 +221,19 @@ def _partial(lineup: Lineup, seed: str, played: list[FinishedGame], processes: d
     )
 
 
-def _finish(result: LineupResult, specs: list[BotSpec], rules: Rules, json_file: Path | None) -> None:
-    """The summary table, each bot's first failure and where its output is, and the JSON."""
+def _finish(
+    result: LineupResult,
+    specs: list[BotSpec],
+    rules: Rules,
+    json_file: Path | None,
+    stopped: str | None = None,
+    exit_code: int = errors.EXIT_OK,
+) -> None:
+    """The summary table, each bot's first failure and where its output is, and the JSON (with why it
+    stopped early, if it did: ``stopped`` and ``exit_code``)."""
     summary = _summary(result, specs=[b.text for b in specs], rules=rules)
+    summary["stopped"] = stopped
+    summary["exit_code"] = exit_code
     to_stderr = json_file is not None and str(json_file) == "-"
     _render(summary, result, table_console(stderr=to_stderr))
     show_failures(result, Console(stderr=True, soft_wrap=True))

@@ -1,12 +1,15 @@
 """``skyjo-ref tournament CONFIG`` and ``skyjo-ref ratings FOLDER``: thin commands over skyjo_ref.tournament.
 
 Exit codes: 0 finished; 2 a config (or store) error, before any game; 3 the
-tournament could not finish (finished games are kept); 130 interrupted.
+tournament could not finish (finished games are kept); 5 ``--fail-on`` found a
+bot that forfeited, was struck or crashed; 130 interrupted. ``--json`` and
+``--markdown`` are written on every exit once games are stored (with why it stopped).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -17,12 +20,22 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from skyjo_ref.cli import errors
+from skyjo_ref.cli import errors, markdown
+from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
+from skyjo_ref.cli.markdown import check_markdown_target
 from skyjo_ref.cli.options import check_json_target, table_console, write_json
-from skyjo_ref.cli.tournament_view import LineObserver, RichObserver, render_tables
+from skyjo_ref.cli.tournament_view import (
+    PROGRESS_EVERY_GAMES,
+    PROGRESS_EVERY_S,
+    LineObserver,
+    RichObserver,
+    render_tables,
+)
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
-from skyjo_ref.tournament.store import Store, StoreError
+from skyjo_ref.tournament.incidents import BotIncidents, incidents
+from skyjo_ref.tournament.shard import Shard, ShardError
+from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
 
 
@@ -76,19 +89,53 @@ def tournament(
         bool, typer.Option("--new", help="Set the output folder's old results aside and start afresh.")
     ] = False,
     plain: Annotated[bool, typer.Option("--plain", help="Line-based progress even on a terminal.")] = False,
+    shard_text: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Play shard I of N (whole duplicate blocks) into its own folder; 'merge' joins the shards.",
+        ),
+    ] = None,
+    markdown_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            metavar="FILE",
+            help='Write a Markdown summary (appended when FILE is "$GITHUB_STEP_SUMMARY"; -: stdout).',
+        ),
+    ] = None,
+    fail_on: FailOnOption = None,
+    progress_every: Annotated[
+        int,
+        typer.Option(min=1, metavar="GAMES", help="Off a terminal: a progress line every this many games..."),
+    ] = PROGRESS_EVERY_GAMES,
+    progress_seconds: Annotated[
+        float,
+        typer.Option(min=0.1, metavar="SECONDS", help="...or once this many seconds passed, whichever comes first."),
+    ] = PROGRESS_EVERY_S,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
     stdout = table_console()
     try:
+        shard = Shard.parse(shard_text) if shard_text is not None else None
+    except ShardError as exc:
+        raise errors.UserError(str(exc)) from None
+    fail_kinds = check_fail_on(fail_on)
+    try:
         config = load_config(config_file, output=output)
     except ConfigError as exc:
         raise errors.UserError(str(exc)) from None
+    if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
+        config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     check_json_target(json_file)
+    check_markdown_target(markdown_file, json_file)
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
     if not errors.DEBUG:  # the tournament reports bot process faults itself (notes, and the store)
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
+    outputs = _Outputs(config, store, json_file, markdown_file, shard)
     try:
 
         def standings() -> Tables:
@@ -98,22 +145,26 @@ def tournament(
         if stderr.is_terminal and not plain:
             observer = RichObserver(stderr, standings)
         else:
-            observer = LineObserver(stderr)
+            observer = LineObserver(stderr, every_games=progress_every, every_s=progress_seconds)
+        counter = _Counting(observer)
         try:
-            summary = _run(runner.run(config, store, observer, concurrency=concurrency))
+            summary = _run(runner.run(config, store, counter, concurrency=concurrency, shard=shard))
         except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as documented
             observer.stop()
+            outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)
             raise errors.Unfinished(
                 f"{exc}; {store.count()} finished games are kept in {config.output}: "
                 "fix the bot and run the same command again"
             ) from None
         except runner.TournamentUnfinished as exc:
             observer.stop()
+            outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)
             raise errors.Unfinished(
                 f"{exc}; {store.count()} finished games are kept in {config.output}: run the same command to go on"
             ) from None
         except StoreError as exc:
             observer.stop()
+            outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)
             raise errors.Unfinished(f"{exc}; finished games are kept in {config.output}") from None
         except KeyboardInterrupt:
             observer.stop()
@@ -122,6 +173,7 @@ def tournament(
                 "run the same command to go on",
                 highlight=False,
             )
+            outputs.stopped(counter, "interrupted", errors.EXIT_INTERRUPTED)
             raise typer.Exit(errors.EXIT_INTERRUPTED) from None
         finally:
             observer.stop()
@@ -139,21 +191,111 @@ def tournament(
         for line in first_failures(store, config.output / "logs"):
             stderr.print(line, highlight=False, markup=False, soft_wrap=True)
         tables = runner.compute_tables(config, store)
-        json_alone = json_file is not None and str(json_file) == "-"  # stdout is the JSON alone: tables to stderr
+        # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
+        json_alone = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))
         render_tables(table_console(stderr=True) if json_alone else stdout, tables, title=f"{config.name}: Elo")
-        if json_file is not None:
-            data = tables.to_json()
-            data["tournament"] = {
-                "name": config.name,
-                "output": str(config.output),
+        found = incidents(store)
+        failed = fail_message(found, fail_kinds)
+        outputs.write(
+            tables,
+            found,
+            {
                 "scheduled": summary.total,
                 "played_now": summary.played,
                 "already_stored": summary.already,
                 "seconds": round(summary.seconds, 3),
-            }
-            write_json(json_file, data)
+            },
+            stopped=None,
+            exit_code=errors.EXIT_FAIL_ON if failed else errors.EXIT_OK,
+            failed=failed,
+        )
+        raise_if_failed(failed)
     finally:
         store.close()
+
+
+class _Counting:
+    """Passes a run's events on to the display, and remembers how far the run got (for an early stop's JSON)."""
+
+    def __init__(self, inner: runner.Observer) -> None:
+        self.inner = inner
+        self.total = 0
+        self.already = 0
+        self.played = 0
+        self.started_at = time.monotonic()
+
+    def started(self, total: int, done: int, to_play: int) -> None:
+        self.total, self.already, self.started_at = total, done, time.monotonic()
+        self.inner.started(total, done, to_play)
+
+    def game_finished(self, game: StoredGame, done: int, total: int) -> None:
+        self.played += 1
+        self.inner.game_finished(game, done, total)
+
+    def note(self, message: str) -> None:
+        self.inner.note(message)
+
+
+@dataclasses.dataclass(slots=True)
+class _Outputs:
+    """The ``--json`` and ``--markdown`` of a tournament, written on every exit that has games to show."""
+
+    config: TournamentConfig
+    store: Store
+    json_file: Path | None
+    markdown_file: Path | None
+    shard: Shard | None
+
+    def stopped(self, counter: _Counting, why: str, exit_code: int) -> None:
+        """An early stop: the tables of what is stored, and why it stopped (nothing when nothing is stored)."""
+        if (self.json_file is None and self.markdown_file is None) or self.store.count() == 0:
+            return
+        try:
+            tables = runner.compute_tables(self.config, self.store)
+            found = incidents(self.store)
+        except Exception:  # a broken store: the error message says it; the outputs cannot
+            return
+        run = {
+            "scheduled": counter.total,
+            "played_now": counter.played,
+            "already_stored": counter.already,
+            "seconds": round(time.monotonic() - counter.started_at, 3),
+        }
+        self.write(tables, found, run, stopped=why, exit_code=exit_code, failed=None)
+
+    def write(
+        self,
+        tables: Tables,
+        found: dict[str, BotIncidents],
+        run: dict[str, Any],
+        *,
+        stopped: str | None,
+        exit_code: int,
+        failed: str | None,
+    ) -> None:
+        config = self.config
+        if self.json_file is not None:
+            data = tables.to_json()
+            data["tournament"] = {
+                "name": config.name,
+                "output": str(config.output),
+                **run,
+                "shard": self.shard.label if self.shard is not None else None,
+                "stopped": stopped,
+                "exit_code": exit_code,
+                "incidents": [entry.to_json() for entry in found.values()],
+            }
+            write_json(self.json_file, data)
+        if self.markdown_file is not None:
+            facts = {"games played now": run["played_now"], "already stored": run["already_stored"]}
+            if run["scheduled"]:
+                facts["scheduled"] = run["scheduled"]
+            if self.shard is not None:
+                facts["shard"] = self.shard.label
+            facts["results"] = f"`{config.output}`"
+            title = f"{config.name}: Elo" + (f" (shard {self.shard.label})" if self.shard is not None else "")
+            text = markdown.summary(title, tables, found, facts=facts, stopped=stopped, failed=failed)
+            markdown.write_markdown(self.markdown_file, text)
 
 
 def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:
@@ -236,9 +378,20 @@ def ratings(
     bootstrap: Annotated[
         int | None, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")
     ] = None,
+    markdown_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            metavar="FILE",
+            help='Write a Markdown summary (appended when FILE is "$GITHUB_STEP_SUMMARY"; -: stdout).',
+        ),
+    ] = None,
+    fail_on: FailOnOption = None,
 ) -> None:
     """Print a tournament's tables from its results store, without playing."""
     check_json_target(json_file)
+    check_markdown_target(markdown_file, json_file)
+    fail_kinds = check_fail_on(fail_on)
     if not folder.is_dir():
         raise errors.UserError(f"{folder}: no such folder: expected a tournament output folder")
     try:
@@ -246,29 +399,55 @@ def ratings(
     except StoreError as exc:
         raise errors.UserError(str(exc)) from None
     try:
-        saved = store.info("rating") or {}
-        bots = store.info("bots") or []
+        tables = store_tables(store, folder, anchor=anchor, elo=elo, pool_mean=pool_mean, bootstrap=bootstrap)
         name = store.info("name") or folder.name
-        games = store.games()
-        use_anchor = None if pool_mean else (anchor if anchor is not None else saved.get("anchor"))
-        present = {s.bot for g in games for s in g.seats} | set(bots)
-        if use_anchor is not None and use_anchor not in present:
-            raise errors.UserError(
-                f"--anchor {use_anchor!r}: no such bot in {folder}: expected one of {', '.join(sorted(present))}"
+        found = incidents(store)
+        failed = fail_message(found, fail_kinds)
+        if markdown_file is not None:
+            text = markdown.summary(
+                f"{name}: Elo",
+                tables,
+                found,
+                gate=markdown.gate_section(store.info("gate")),
+                facts={"results": f"`{folder}`"},
+                failed=failed,
             )
-        tables = compute(
-            games,
-            bots=bots,
-            anchor=use_anchor,
-            anchor_elo=elo if elo is not None else 1500.0 if pool_mean else float(saved.get("elo", 1500.0)),
-            bootstrap=bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
-            interval_seed=saved.get("interval_seed", 0),
-        )
-        if json_file is not None and str(json_file) == "-":
-            write_json(json_file, tables.to_json())
-            return
-        render_tables(table_console(), tables, title=f"{name}: Elo")
+        quiet = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))  # stdout is theirs alone
+        if not quiet:
+            render_tables(table_console(), tables, title=f"{name}: Elo")
         if json_file is not None:
             write_json(json_file, tables.to_json())
+        if markdown_file is not None:
+            markdown.write_markdown(markdown_file, text)
+        raise_if_failed(failed)
     finally:
         store.close()
+
+
+def store_tables(
+    store: Store,
+    folder: Path,
+    *,
+    anchor: str | None = None,
+    elo: float | None = None,
+    pool_mean: bool = False,
+    bootstrap: int | None = None,
+) -> Tables:
+    """A store's tables, rated as its tournament's config said unless the arguments say otherwise."""
+    saved = store.info("rating") or {}
+    bots = store.info("bots") or []
+    games = store.games()
+    use_anchor = None if pool_mean else (anchor if anchor is not None else saved.get("anchor"))
+    present = {s.bot for g in games for s in g.seats} | set(bots)
+    if use_anchor is not None and use_anchor not in present:
+        raise errors.UserError(
+            f"--anchor {use_anchor!r}: no such bot in {folder}: expected one of {', '.join(sorted(present))}"
+        )
+    return compute(
+        games,
+        bots=bots,
+        anchor=use_anchor,
+        anchor_elo=elo if elo is not None else 1500.0 if pool_mean else float(saved.get("elo", 1500.0)),
+        bootstrap=bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
+        interval_seed=saved.get("interval_seed", 0),
+    )

@@ -1,9 +1,10 @@
 """Rendering for tournaments: live progress while games run, and the final tables.
 
 On a terminal, a Rich progress bar (games done of total, rate, ETA) above a live
-standings table, on stderr; elsewhere (CI logs, pipes) one plain line per
-finished game. The final tables are Rich tables on a terminal and
-tab-separated lines elsewhere; the head-to-head matrix has numbered columns.
+standings table, on stderr; elsewhere (CI logs, pipes) plain progress lines,
+one every 100 games or 30 seconds (``--progress-every``, ``--progress-seconds``).
+The final tables are Rich tables on a terminal and tab-separated lines elsewhere;
+the head-to-head matrix has numbered columns.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Final
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -242,17 +244,33 @@ class RichObserver:
             self.live = None
 
 
-class LineObserver:
-    """One plain line per finished game, for logs that are not terminals."""
+#: Off a terminal: a progress line every this many finished games, or once this many seconds passed.
+PROGRESS_EVERY_GAMES: Final = 100
+PROGRESS_EVERY_S: Final = 30.0
 
-    def __init__(self, console: Console) -> None:
+
+class LineObserver:
+    """Plain progress lines for logs that are not terminals, thinned out: one every ``every_games``
+    finished games or ``every_s`` seconds (whichever comes first), and the last game's, so an
+    80,000-game league writes hundreds of lines, not 80,000. A game with a forfeit gets its own line.
+    ``every_games=1`` gives one line per game, naming its seats and scores."""
+
+    def __init__(
+        self, console: Console, every_games: int = PROGRESS_EVERY_GAMES, every_s: float = PROGRESS_EVERY_S
+    ) -> None:
         self.console = console
+        self.every_games = max(1, every_games)
+        self.every_s = every_s
         self._t0 = time.monotonic()
         self._played = 0
         self._width = 1
+        self._last_played = 0
+        self._last_time = self._t0
+        self._forfeits = 0
+        self._strikes = 0
 
     def started(self, total: int, done: int, to_play: int) -> None:
-        self._t0 = time.monotonic()
+        self._t0 = self._last_time = time.monotonic()
         self._width = len(str(total))
         self.console.print(
             f"tournament: {total} games scheduled, {done} already stored, {to_play} to play", highlight=False
@@ -260,14 +278,28 @@ class LineObserver:
 
     def game_finished(self, game: StoredGame, done: int, total: int) -> None:
         self._played += 1
-        elapsed = time.monotonic() - self._t0
-        rate = self._played / max(elapsed, 1e-9)
+        self._strikes += sum(s.strikes for s in game.seats)
+        forfeit = any(s.forfeit for s in game.seats)
+        self._forfeits += int(forfeit)
+        now = time.monotonic()
+        due = (
+            self._played - self._last_played >= self.every_games
+            or now - self._last_time >= self.every_s
+            or done == total
+            or forfeit
+        )
+        if not due:
+            return
+        self._last_played, self._last_time = self._played, now
+        rate = self._played / max(now - self._t0, 1e-9)
         eta = (total - done) / rate if rate > 0 else 0.0
-        seats = ", ".join(f"{s.bot} {s.total}" + (" (forfeit)" if s.forfeit else "") for s in game.seats)
-        winners = "+".join(game.winners)
+        if self.every_games == 1 or forfeit:
+            seats = ", ".join(f"{s.bot} {s.total}" + (" (forfeit)" if s.forfeit else "") for s in game.seats)
+            what = f"deal {game.id.deal} rotation {game.id.rotation}: {seats}; won by {'+'.join(game.winners)}"
+        else:
+            what = f"{100 * done / max(total, 1):.1f}% done; {self._strikes} strikes, {self._forfeits} forfeits"
         self.console.print(
-            f"[{done:>{self._width}}/{total}] deal {game.id.deal} rotation {game.id.rotation}: {seats}; "
-            f"won by {winners} ({rate:.2f} games/s, ETA {eta:.0f} s)",
+            f"[{done:>{self._width}}/{total}] {what} ({rate:.2f} games/s, ETA {eta:.0f} s)",
             highlight=False,
             markup=False,
             soft_wrap=True,

@@ -15,22 +15,19 @@ every finished game.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.config import TournamentConfig
+from skyjo_ref.tournament.play import play_games
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
-
-#: How far down the schedule a free slot looks for a game whose bots have an idle process.
-PICK_WINDOW: Final = 256
 
 
 class TournamentUnfinished(RuntimeError):
@@ -122,11 +119,17 @@ async def run(
     observer: Observer | None = None,
     backend: BackendFactory | None = None,
     concurrency: int | None = None,
+    shard: Shard | None = None,
 ) -> RunSummary:
-    """Play every scheduled game the store lacks; every finished game is committed as it finishes."""
+    """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
     games = schedule(config.bot_names, config.players_per_game, config.deals)
+    # what a merge checks besides the fingerprint: the same schedule
+    store.set_info("schedule", {"bots": sorted(config.bot_names), "deals": config.deals})
+    if shard is not None:
+        games = shard.select(games)
+        store.set_info("shard", {"index": shard.index, "count": shard.count})
     done = store.finished_keys()
     todo = [g for g in games if g.key not in done]
     scheduled = {g.key for g in games}
@@ -146,47 +149,24 @@ async def run(
 
         backend = referee_backend
     slots = concurrency or config.concurrency
-    pending = list(todo)
     finished = summary.already
+
+    def on_game(stored: StoredGame, record: dict[str, Any]) -> None:
+        nonlocal finished
+        finished += 1
+        summary.played += 1
+        observer.game_finished(stored, finished, len(games))
 
     async with backend(config, store, observer) as referee:
         await referee.prepare(todo, slots)
-
-        async def worker() -> None:
-            nonlocal finished
-            while pending:
-                # the first game in schedule order (within a window) whose bots have an idle process,
-                # else the first game
-                window = itertools.islice(enumerate(pending), PICK_WINDOW)
-                index = next((i for i, g in window if referee.ready(g)), 0)
-                game = pending.pop(index)
-                seed = deal_match_seed(config.seed, game.deal)
-                seats = [(name, config.bot(name)) for name in game.seats]
-                t0 = time.monotonic()
-                record = await referee.play(seats, seed, game)
-                # off the event loop: a disk flush must not stall the referee's clocks
-                stored = await asyncio.to_thread(store.add_game, game, seed, record, time.monotonic() - t0)
-                finished += 1
-                summary.played += 1
-                observer.game_finished(stored, finished, len(games))
-
-        workers = [asyncio.create_task(worker()) for _ in range(min(slots, len(todo)))]
-        try:
-            await _first_failure(workers)
-        finally:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+        await play_games(
+            todo,
+            referee,
+            store,
+            seats_of=lambda game: [(name, config.bot(name)) for name in game.seats],
+            seed_of=lambda game: deal_match_seed(config.seed, game.deal),
+            concurrency=slots,
+            on_game=on_game,
+        )
     summary.seconds = time.monotonic() - started
     return summary
-
-
-async def _first_failure(tasks: Sequence[asyncio.Task[None]]) -> None:
-    """Wait for every task; the first one to fail stops the others and its error is raised."""
-    pending = set(tasks)
-    while pending:
-        finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
-        for task in finished:
-            error = task.exception()
-            if error is not None:
-                raise error

@@ -1,0 +1,383 @@
+"""``skyjo-ref gate CANDIDATE BASELINE``: a sequential test (SPRT on duplicate deals) made for CI.
+
+Exit codes (docs/cli.md, docs/gate.md): 0 accepted; 1 rejected; 4 ``--max-games``
+reached without a verdict; 5 accepted, but ``--fail-on`` found a bot that forfeited,
+was struck or crashed; 2 bad input; 3 could not finish; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+from rich.console import Console
+from skyjo_bot.types import TimeControl
+
+from skyjo_ref.cli import errors
+from skyjo_ref.cli import markdown as summaries
+from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
+from skyjo_ref.cli.gate_view import PLAIN_EVERY_GAMES, PLAIN_EVERY_S, GateProgress, final_lines, markdown
+from skyjo_ref.cli.options import check_json_target, rules_from_cli, time_control_from_cli, write_json
+from skyjo_ref.gate.run import GateRun, run_gate
+from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
+from skyjo_ref.gate.tracker import GateTracker
+from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.tournament import runner
+from skyjo_ref.tournament.incidents import incidents
+from skyjo_ref.tournament.shard import Shard, ShardError
+from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
+from skyjo_ref.tournament.store import Store, StoreError
+
+EXIT_ACCEPTED: Final = 0
+EXIT_REJECTED: Final = 1
+EXIT_INCONCLUSIVE: Final = 4
+EXIT_FOR: Final = {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED, "inconclusive": EXIT_INCONCLUSIVE}
+
+_DEFAULT_TC = TimeControl()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gate")(gate)
+
+
+def _spec(text: str, role: str) -> BotSpec:
+    try:
+        spec = parse_bot_spec(text)
+    except BotSpecError as exc:
+        raise errors.UserError(f"{role}: {exc}") from None
+    if spec.kind == "remote":
+        raise errors.UserError(
+            f"{role} {text!r}: the gate starts its bots itself; remote bots are not supported yet: "
+            "give a built-in bot, a Python file, module:Class or 'cmd:COMMAND'"
+        )
+    return spec
+
+
+def _hypotheses(
+    preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, model: str
+) -> Hypotheses:
+    if preset is not None and preset not in PRESETS:
+        raise errors.UserError(f"--preset {preset!r}: expected one of {', '.join(PRESETS)}")
+    if model not in ELO_MODELS:
+        raise errors.UserError(f"--elo-model {model!r}: expected one of {', '.join(ELO_MODELS)}")
+    base0, base1 = PRESETS[preset or DEFAULT_PRESET]
+    if preset is None and (elo0 is not None) != (elo1 is not None):
+        raise errors.UserError("give both --elo0 and --elo1 (or a --preset, whose bounds either one overrides)")
+    h = Hypotheses(
+        elo0=base0 if elo0 is None else elo0,
+        elo1=base1 if elo1 is None else elo1,
+        alpha=alpha,
+        beta=beta,
+        model="normalized" if model == "normalized" else "logistic",
+    )
+    try:
+        h.check()
+    except ValueError as exc:
+        raise errors.UserError(f"{exc} (--elo0, --elo1, --alpha, --beta)") from None
+    return h
+
+
+def gate(
+    candidate: Annotated[
+        str,
+        typer.Argument(
+            metavar="CANDIDATE", help="The bot under test: greedy, path/bot.py[:Class], module:Class, 'cmd:COMMAND'."
+        ),
+    ],
+    baseline: Annotated[
+        str, typer.Argument(metavar="BASELINE", help="The bot it must beat (or match), in the same forms.")
+    ],
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="The question: 'no-regression' (is it no worse? Elo [-20, 0], the default) or 'gain' "
+            "(does it gain? Elo [0, 20])."
+        ),
+    ] = None,
+    elo0: Annotated[float | None, typer.Option(help="H0's Elo difference (overrides the preset).")] = None,
+    elo1: Annotated[float | None, typer.Option(help="H1's Elo difference (overrides the preset).")] = None,
+    alpha: Annotated[float, typer.Option(help="False positive rate: accepting when H0 holds.")] = 0.05,
+    beta: Annotated[float, typer.Option(help="False negative rate: rejecting when H1 holds.")] = 0.05,
+    elo_model: Annotated[
+        str, typer.Option(help="What elo0/elo1 mean: 'logistic' Elo per game, or fishtest's 'normalized' Elo.")
+    ] = "logistic",
+    luck_adjust: Annotated[
+        bool,
+        typer.Option(
+            "--luck-adjust", help="Subtract the cards' luck (an unbiased control variate): fewer games to a verdict."
+        ),
+    ] = False,
+    max_games: Annotated[
+        int, typer.Option(min=2, help="Stop without a verdict after this many games (a truncated test).")
+    ] = DEFAULT_MAX_GAMES,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, max=256, help="Games at once.")] = 2,
+    seed: Annotated[str, typer.Option(help="Seed of the deals (and of built-in bots).")] = "0",
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "official",
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset.")
+    ] = None,
+    decision_ms: Annotated[
+        int, typer.Option(help="Time limit per decision, ms (0: no limit).")
+    ] = _DEFAULT_TC.decision_ms,
+    bank_ms: Annotated[int, typer.Option(help="Time bank per seat per game, ms (0: no bank).")] = _DEFAULT_TC.bank_ms,
+    max_strikes: Annotated[
+        int, typer.Option(help="Strikes before a seat forfeits (0: never).")
+    ] = _DEFAULT_TC.max_strikes,
+    grace_ms: Annotated[
+        int, typer.Option(help="How long a disconnected bot may stay away, ms.")
+    ] = _DEFAULT_TC.grace_ms,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="DIR", help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE)."
+        ),
+    ] = None,
+    new: Annotated[bool, typer.Option("--new", help="Set the folder's old results aside and start afresh.")] = False,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", metavar="FILE", help="Write the result as JSON ('-': stdout, alone).")
+    ] = None,
+    markdown_file: Annotated[
+        Path | None,
+        typer.Option("--markdown", metavar="FILE", help='Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY").'),
+    ] = None,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain progress lines even on a terminal.")] = False,
+    fail_on: FailOnOption = None,
+    progress_every: Annotated[
+        int,
+        typer.Option(min=1, metavar="GAMES", help="Off a terminal: a progress line every this many counted games..."),
+    ] = PLAIN_EVERY_GAMES,
+    progress_seconds: Annotated[
+        float,
+        typer.Option(min=0.1, metavar="SECONDS", help="...or once this many seconds passed, whichever comes first."),
+    ] = PLAIN_EVERY_S,
+    shard_text: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Play shard I of N of the deals into its own folder (exit 0 when done); merge the shards, "
+            "then run the gate on the merged folder for the verdict.",
+        ),
+    ] = None,
+) -> None:
+    """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
+
+    Exit code: 0 accepted, 1 rejected, 4 no verdict within --max-games, 2 bad input, 3 could not finish,
+    130 interrupted (a --shard exits 0 once its part is done). Rerunning the same command resumes from
+    the store and gives the same verdict.
+    """
+    stderr = Console(stderr=True, soft_wrap=True)
+    json_stdout = json_file is not None and str(json_file) == "-"
+    stdout = stderr if json_stdout else Console(soft_wrap=True)
+    cand, base = _spec(candidate, "candidate"), _spec(baseline, "baseline")
+    hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
+    if luck_adjust and hypotheses.model != "logistic":
+        raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
+    rule_set = rules_from_cli(rules, option or [])
+    tc = time_control_from_cli(
+        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
+    )
+    if not seed.strip():
+        raise errors.UserError("--seed: expected a non-empty seed")
+    try:
+        shard = Shard.parse(shard_text) if shard_text is not None else None
+    except ShardError as exc:
+        raise errors.UserError(str(exc)) from None
+    check_json_target(json_file)
+    _check_target(markdown_file, "--markdown")
+    summaries.check_markdown_target(markdown_file, json_file)
+    fail_kinds = check_fail_on(fail_on)
+    names = table_names(cand, base)
+    folder = out if out is not None else Path("runs") / f"gate-{names[0]}-vs-{names[1]}"
+    if shard is not None and out is None:
+        folder = folder.with_name(folder.name + shard.suffix)
+    if folder.exists() and not folder.is_dir():
+        raise errors.UserError(f"--out {folder}: exists and is not a folder: expected a folder for the gate's store")
+    spec = GateSpec(
+        candidate=cand,
+        baseline=base,
+        hypotheses=hypotheses,
+        rules=rule_set,
+        time_control=tc,
+        seed=seed,
+        max_games=max_games,
+        concurrency=concurrency,
+        output=folder,
+        luck=luck_adjust,
+        shard=shard,
+    )
+    store = _open_store(spec, new, stderr)
+    if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
+        logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
+    progress = GateProgress(stderr, plain, progress_every, progress_seconds)
+    observer = _Observer(progress)
+    report = _Report(spec, store, stdout, stderr, json_file, markdown_file, time.monotonic())
+
+    def on_update(tracker: GateTracker, played_now: int) -> None:
+        observer.played = played_now
+        progress.update(tracker, played_now)
+
+    try:
+        try:
+            result = _run(spec, store, on_update, observer)
+        finally:
+            progress.stop()
+    except runner.TournamentBotError as exc:
+        report.finish(observer.played, str(exc), errors.EXIT_USAGE)
+        raise errors.UserError(f"{exc}; fix the bot and run the same command again") from None
+    except runner.TournamentUnfinished as exc:
+        report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
+        raise errors.Unfinished(f"{exc}; finished games are kept in {folder}: run the same command to go on") from None
+    except StoreError as exc:
+        report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
+        raise errors.Unfinished(f"{exc}; finished games are kept in {folder}") from None
+    except KeyboardInterrupt:
+        report.finish(observer.played, "interrupted", errors.EXIT_INTERRUPTED)
+        stderr.print(
+            f"interrupted: finished games are kept in {folder}; run the same command to go on", highlight=False
+        )
+        raise typer.Exit(errors.EXIT_INTERRUPTED) from None
+    exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED) if shard is None else EXIT_ACCEPTED
+    report.failed = fail_message(incidents(store), fail_kinds)
+    if report.failed is not None:
+        stderr.print(f"error: {report.failed}", highlight=False, markup=False)
+        if exit_code == EXIT_ACCEPTED:  # a rejection (1) or no verdict (4) fails the job already: kept
+            exit_code = errors.EXIT_FAIL_ON
+    report.finish(result.played, None, exit_code)
+    raise typer.Exit(exit_code)
+
+
+class _Observer:
+    """What the referee backend reports (bot process faults), and how many games finished in this run."""
+
+    def __init__(self, progress: GateProgress) -> None:
+        self.progress = progress
+        self.played = 0
+
+    def started(self, total: int, done: int, to_play: int) -> None:
+        pass
+
+    def game_finished(self, game: Any, done: int, total: int) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        self.progress.note(message)
+
+
+def _check_target(path: Path | None, flag: str) -> None:
+    if path is None:
+        return
+    if path.is_dir():
+        raise errors.UserError(f"{flag} {path}: is a folder; expected a file name")
+    if not path.parent.is_dir():
+        raise errors.UserError(f"{flag} {path}: folder {path.parent} does not exist")
+
+
+def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
+    folder = spec.output
+    if new and folder.exists():
+        target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+        folder.rename(target)
+        stderr.print(f"--new: the old results are kept in {target}", highlight=False)
+    try:
+        store = Store(folder)
+        store.bind(spec.fingerprint(), what="this gate")
+    except StoreError as exc:
+        raise errors.UserError(str(exc)) from None
+    store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
+    store.set_info("bots", list(spec.names))
+    store.set_info("rating", {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed})
+    return store
+
+
+def _run(spec: GateSpec, store: Store, on_update: Callable[[GateTracker, int], None], observer: _Observer) -> GateRun:
+    """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
+
+    async def main() -> GateRun:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if task is not None:
+            try:
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            except (NotImplementedError, RuntimeError):
+                pass
+        try:
+            return await run_gate(spec, store, on_update, observer)
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    return asyncio.run(main())
+
+
+@dataclass(slots=True)
+class _Report:
+    """Where the gate's result goes at the end, whatever the end."""
+
+    spec: GateSpec
+    store: Store
+    stdout: Console
+    stderr: Console
+    json_file: Path | None
+    markdown_file: Path | None
+    started: float
+    failed: str | None = None  # the --fail-on message, when it triggered
+
+    def finish(self, played: int, stopped: str | None, exit_code: int) -> None:
+        """The final lines, the JSON (on every exit once anything is stored) and the Markdown summary."""
+        spec, stderr = self.spec, self.stderr
+        try:
+            info = self.store.info("gate")
+            faults = self.store.faults()
+            total_stored = self.store.count()
+            found = incidents(self.store)
+        finally:
+            self.store.close()
+        if info is None:
+            return
+        for line in final_lines(info):
+            self.stdout.print(line, highlight=False, markup=False)
+        if faults:
+            stderr.print(f"note: {len(faults)} bot process faults; see {spec.output}", highlight=False)
+        extra: dict[str, Any] = {
+            "Candidate": spec.candidate.describe(),
+            "Baseline": spec.baseline.describe(),
+            "Rules": spec.rules.to_dict(),
+            "Seed": spec.seed,
+            "Store": str(spec.output),
+        }
+        if stopped is not None:
+            extra["Stopped"] = stopped
+        if self.json_file is not None and (played > 0 or total_stored > 0):
+            data = dict(info)
+            data.update(
+                {
+                    "exit_code": exit_code,
+                    "stopped": stopped,
+                    "played_now": played,
+                    "stored_games": total_stored,
+                    "seconds": round(time.monotonic() - self.started, 3),
+                    "output": str(spec.output),
+                    "candidate_spec": spec.candidate.text or spec.candidate.describe(),
+                    "baseline_spec": spec.baseline.text or spec.baseline.describe(),
+                    "rules": spec.rules.to_dict(),
+                    "time_control": {key: getattr(spec.time_control, key) for key in TimeControl.KEYS},
+                    "faults": [
+                        {"bot": f.bot, "kind": f.kind, "detail": f.detail, "game": f.game_key} for f in faults[-100:]
+                    ],
+                    "incidents": [entry.to_json() for entry in found.values()],
+                }
+            )
+            write_json(self.json_file, data)
+        if self.markdown_file is not None:
+            text = markdown(info, extra) + "\n" + summaries.faults_section(found, self.failed)
+            try:
+                summaries.write_markdown(self.markdown_file, text)  # appends to $GITHUB_STEP_SUMMARY
+            except errors.UserError as exc:
+                stderr.print(str(exc), highlight=False, markup=False)

@@ -1,0 +1,161 @@
+"""Rendering for the gate: a live status line, the final lines (fastchess style), Markdown for CI pages."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from skyjo_ref.gate.tracker import GateTracker
+
+#: Not a terminal: a progress line at most every this many counted games, or seconds (whichever comes first).
+PLAIN_EVERY_GAMES: Final = 100
+PLAIN_EVERY_S: Final = 15.0
+
+VERDICT_WORDS: Final = {
+    "accepted": "ACCEPTED",
+    "rejected": "REJECTED",
+    "inconclusive": "INCONCLUSIVE (max games reached)",
+    "running": "UNFINISHED",
+}
+
+
+def status_line(info: Mapping[str, Any], played: int | None = None) -> str:
+    """One line: games, pentanomial, LLR against its bounds, Elo +/- 95%."""
+    lower, upper = info["bounds"]
+    elo_lo, elo_hi = info["elo_ci"]
+    line = (
+        f"games {info['games']}  Ptnml(0-2) {info['pentanomial']}  "
+        f"LLR {info['llr']:.2f} ({lower:.2f}, {upper:.2f})  "
+        f"Elo {info['elo']:.1f} +/- {(elo_hi - elo_lo) / 2:.1f}"
+    )
+    if info["verdict"] != "running":
+        line += f"  {info['verdict']}"
+    if played is not None:
+        line += f"  [{played} played now]"
+    return line
+
+
+class GateProgress:
+    """Live on a terminal (one updating line on stderr); plain lines, thinned out, elsewhere."""
+
+    def __init__(
+        self, console: Console, plain: bool, every_games: int = PLAIN_EVERY_GAMES, every_s: float = PLAIN_EVERY_S
+    ) -> None:
+        self.console = console
+        self.every_games = every_games
+        self.every_s = every_s
+        self.plain = plain or not console.is_terminal
+        self.live: Live | None = None
+        self.last_games = -1
+        self.last_time = 0.0
+        self.played = 0
+        if not self.plain:
+            self.live = Live(Text("gate: starting"), console=console, refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def update(self, tracker: GateTracker, played: int) -> None:
+        info = tracker.info()
+        line = status_line(info, played)
+        if self.live is not None:
+            self.live.update(Text(line))
+            return
+        now = time.monotonic()
+        games = info["games"]
+        due = games - self.last_games >= self.every_games or (
+            now - self.last_time >= self.every_s and games != self.last_games
+        )
+        if games == 0 and not tracker.done:
+            return
+        if due or (tracker.done and games != self.last_games):
+            self.console.print(line, highlight=False, markup=False)
+            self.last_games, self.last_time = games, now
+
+    def note(self, message: str) -> None:
+        self.console.print(f"note: {message}", highlight=False, markup=False)
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def final_lines(info: Mapping[str, Any]) -> list[str]:
+    """What a chess developer reads at the end of an SPRT (fastchess's lines, and the verdict)."""
+    lower, upper = info["bounds"]
+    llr = info["llr"]
+    bound = upper if llr >= 0 else lower
+    percent = 100.0 * llr / bound if bound else 0.0
+    if llr < 0:
+        percent = -percent
+    elo_lo, elo_hi = info["elo_ci"]
+    nelo_lo, nelo_hi = info["nelo_ci"]
+    games = info["games"]
+    lines = [
+        f"Gate: {info['candidate']} (candidate) vs {info['baseline']} (baseline): {games} games "
+        f"({games // 2} deals, both seatings), seed {info['seed']}",
+        f"Ptnml(0-2): [{', '.join(str(c) for c in info['pentanomial'])}]",
+        f"LLR: {llr:.2f} ({percent:.1f}%) ({lower:.2f}, {upper:.2f}) [{info['elo0']:.2f}, {info['elo1']:.2f}]"
+        + (" (normalized Elo)" if info.get("elo_model") == "normalized" else ""),
+        f"Elo: {info['elo']:.2f} +/- {(elo_hi - elo_lo) / 2:.2f}, nElo: {info['nelo']:.2f} +/- "
+        f"{(nelo_hi - nelo_lo) / 2:.2f}",
+        f"LOS: {100 * info['los']:.2f} %",
+    ]
+    stop_lo, stop_hi = info["stop_bounds"]
+    if info.get("shard"):
+        lines.append(f"Shard stop bounds (1/N of Wald's): ({stop_lo:.2f}, {stop_hi:.2f})")
+    elif abs(stop_lo - lower) > 0.005 or abs(stop_hi - upper) > 0.005:
+        lines.append(f"Stop bounds after overshoot correction: ({stop_lo:.2f}, {stop_hi:.2f})")
+    if info.get("luck_adjusted"):
+        lines.append("Scores are luck-adjusted (control variate of the cards' luck); Ptnml counts are raw")
+    if info.get("shard"):
+        lines.append(
+            f"Shard {info['shard']} done (its own LLR {llr:.2f}; a shard stops at 1/N of a bound): merge the shards "
+            "(skyjo-ref merge OUT SHARD...) and run the same gate with --out OUT for the verdict"
+        )
+    else:
+        lines.append(f"Verdict: {VERDICT_WORDS[info['verdict']]}: {explain(info)}")
+    return lines
+
+
+def explain(info: Mapping[str, Any]) -> str:
+    """The verdict in words, with the hypotheses."""
+    h0, h1 = f"{info['elo0']:g}", f"{info['elo1']:g}"
+    verdict = info["verdict"]
+    if verdict == "accepted":
+        return f"H1 (Elo {h1}) accepted over H0 (Elo {h0}) at alpha {info['alpha']:g}"
+    if verdict == "rejected":
+        return f"H0 (Elo {h0}) accepted over H1 (Elo {h1}) at beta {info['beta']:g}"
+    if verdict == "inconclusive":
+        return f"no bound crossed in {info['max_games']} games (--max-games); raise it and rerun to go on"
+    return "the test stopped before a verdict; run the same command to go on"
+
+
+def markdown(info: Mapping[str, Any], extra: Mapping[str, Any]) -> str:
+    """A CI summary (GitHub's step summary): the verdict first, then the numbers."""
+    icon = {"accepted": "✅", "rejected": "❌", "inconclusive": "⚠️", "running": "⏸️"}[info["verdict"]]
+    lower, upper = info["bounds"]
+    elo_lo, elo_hi = info["elo_ci"]
+    rows = [
+        ("Verdict", f"**{info['verdict']}**: {explain(info)}"),
+        ("Games", f"{info['games']} ({info['games'] // 2} deals, both seatings)"),
+        ("Ptnml(0-2)", f"`{info['pentanomial']}`"),
+        ("LLR", f"{info['llr']:.2f}, bounds ({lower:.2f}, {upper:.2f}), Elo [{info['elo0']:g}, {info['elo1']:g}]"),
+        ("Elo", f"{info['elo']:.1f} (95% {elo_lo:.1f} to {elo_hi:.1f})"),
+        ("nElo", f"{info['nelo']:.1f}"),
+        ("LOS", f"{100 * info['los']:.1f} %"),
+    ]
+    rows += [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in extra.items()]
+    out = [
+        f"## {icon} Gate {info['verdict']}: `{info['candidate']}` vs `{info['baseline']}`",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
+    out += [f"| {key} | {value.replace('|', '/')} |" for key, value in rows]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,148 @@
+"""What a gate is: candidate and baseline, the hypotheses, rules and clock, seed, cap — and what its store means.
+
+A gate is a two-player duplicate match played as a tournament store holds it:
+each deal ``d`` is one block of two games (``GameId(table, d, 0)`` and
+``GameId(table, d, 1)``, the candidate once in each seat, same cards).
+Multi-player tables are not gated: with more seats the other bots' play
+mixes into the candidate-versus-baseline comparison, and no pentanomial
+model applies (docs/gate.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from skyjo_bot.types import Rules, TimeControl
+
+from skyjo_ref.players import BotSpec
+from skyjo_ref.tournament.config import RatingConfig, RefereeConfig, TournamentConfig
+from skyjo_ref.tournament.schedule import GameId, deal_match_seed
+from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.sprt import Hypotheses
+
+FORMAT: Final = "skyjo-gate/1"
+
+#: The two usual questions, as (elo0, elo1) in logistic Elo; see docs/gate.md for why these bounds.
+PRESETS: Final[dict[str, tuple[float, float]]] = {
+    "gain": (0.0, 20.0),  # does the candidate gain? H0: equal, H1: 20 Elo better
+    "no-regression": (-20.0, 0.0),  # is it no worse? H0: 20 Elo worse, H1: equal
+}
+DEFAULT_PRESET: Final = "no-regression"
+DEFAULT_MAX_GAMES: Final = 20_000
+
+
+def _clean(name: str) -> str:
+    """A bot name fit for game keys and file names (letters, digits, ``_ . -``; at most 30 characters)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:30]
+    return cleaned if cleaned and cleaned[0].isalnum() else f"bot{cleaned}"[:30]
+
+
+def table_names(candidate: BotSpec, baseline: BotSpec) -> tuple[str, str]:
+    """The candidate's and the baseline's names in the store (distinct even for two bots of one name)."""
+    c, b = _clean(candidate.name), _clean(baseline.name)
+    if c == b:
+        c, b = f"{c}.candidate", f"{b}.baseline"
+    return c, b
+
+
+def _identity(spec: BotSpec) -> dict[str, Any]:
+    """What a bot is, for the fingerprint: its kind, what it runs and, for a bot file, a digest of its text."""
+    out: dict[str, Any] = {"kind": spec.kind, "runs": spec.describe()}
+    if spec.kind == "python" and spec.python is not None:
+        file = Path(spec.python.rsplit(":", 1)[0] if spec.python.count(":") else spec.python)
+        if file.suffix == ".py" and file.is_file():
+            out["sha256"] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GateSpec:
+    """A checked gate: everything that decides its games and its verdict."""
+
+    candidate: BotSpec
+    baseline: BotSpec
+    hypotheses: Hypotheses
+    rules: Rules
+    time_control: TimeControl
+    seed: str
+    max_games: int
+    concurrency: int
+    output: Path
+    luck: bool = False
+    connect_timeout_s: float = 30.0
+    shard: Shard | None = None  # play only this shard's deals (see docs/gate.md, "Shards")
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return table_names(self.candidate, self.baseline)
+
+    @property
+    def max_blocks(self) -> int:
+        return self.max_games // 2
+
+    @property
+    def table(self) -> tuple[str, ...]:
+        return tuple(sorted(self.names))
+
+    def deals(self) -> list[int]:
+        """The deals this gate counts, in order (a shard's: every N-th)."""
+        every = range(self.max_blocks)
+        if self.shard is None:
+            return list(every)
+        return [d for d in every if d % self.shard.count == self.shard.index - 1]
+
+    def games(self) -> list[GameId]:
+        """The schedule: deal by deal, both seatings of a deal together."""
+        return [GameId(self.table, deal, rotation) for deal in self.deals() for rotation in (0, 1)]
+
+    def seed_of(self, game: GameId) -> str:
+        return deal_match_seed(self.seed, game.deal)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What the stored games and verdict mean: a rerun with any of it changed is refused.
+
+        ``max_games``, ``concurrency`` and ``shard`` are not in it: a truncated gate
+        can be continued with a higher cap, at any concurrency, and shards merge
+        into the store of the whole gate.
+        """
+        h = self.hypotheses
+        cand, base = self.names
+        return {
+            "format": FORMAT,
+            "candidate": {"name": cand, **_identity(self.candidate)},
+            "baseline": {"name": base, **_identity(self.baseline)},
+            "rules": self.rules.options(),
+            "players_per_game": 2,
+            "time_control": {key: getattr(self.time_control, key) for key in TimeControl.KEYS},
+            "seed": self.seed,
+            "elo0": h.elo0,
+            "elo1": h.elo1,
+            "alpha": h.alpha,
+            "beta": h.beta,
+            "elo_model": h.model,
+            "luck_adjusted": self.luck,
+        }
+
+    def tournament_config(self) -> TournamentConfig:
+        """The same games as a two-bot tournament config: what the referee backend plays from."""
+        cand, base = self.names
+        return TournamentConfig(
+            path=self.output / "gate",
+            name="gate",
+            rules=self.rules,
+            players_per_game=2,
+            deals=max(self.max_blocks, 1),
+            seed=self.seed,
+            concurrency=self.concurrency,
+            time_control=self.time_control,
+            connect_timeout_s=self.connect_timeout_s,
+            output=self.output,
+            referee=RefereeConfig(),
+            rating=RatingConfig(bootstrap=0),
+            bots=(dataclasses.replace(self.candidate, name=cand), dataclasses.replace(self.baseline, name=base)),
+        )

@@ -1,0 +1,236 @@
+"""The gate's state: blocks counted in deal order, the LLR after each, the verdict at the first crossing.
+
+Games finish in any order (several at once, or read back from a store after an
+interruption); the tracker counts a deal only when it and every deal before
+it are complete, and evaluates the test after each one. So the verdict
+depends on the deals alone, never on timing: a resumed gate reaches the
+verdict of an uninterrupted one. Once a bound is crossed (or the cap reached)
+nothing more is counted; games still in flight are stored but not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from skyjo_ref.gate.luck import record_luck
+from skyjo_ref.gate.spec import GateSpec
+from skyjo_ref.tournament import sprt
+from skyjo_ref.tournament.store import StoredGame
+
+#: Luck features per block (candidate's and baseline's draw luck, their reveal luck).
+FEATURES: Final = 4
+#: Blocks counted before the luck coefficients are fitted (before that the adjustment is off).
+LUCK_WARMUP: Final = 16
+#: Drawn cards above this cost no more than it: a bad draw is discarded (docs/gate.md).
+DRAW_CLIP: Final = 4
+#: The least variance (pair score, 0..1) the normal approximation uses: one-sided early data (every block
+#: won) would otherwise have none and an infinite LLR. Skyjo's blocks vary about ten times more.
+MIN_VARIANCE: Final = 0.01
+
+
+def _draw_value(card: int) -> float:
+    return float(min(card, DRAW_CLIP))
+
+
+@dataclass(slots=True)
+class LuckFit:
+    """Running sums for the least-squares fit of block score (0..1) on its luck features."""
+
+    n: int = 0
+    sx: float = 0.0
+    sxx: float = 0.0
+    sf: list[float] = field(default_factory=lambda: [0.0] * FEATURES)
+    sff: list[list[float]] = field(default_factory=lambda: [[0.0] * FEATURES for _ in range(FEATURES)])
+    sfx: list[float] = field(default_factory=lambda: [0.0] * FEATURES)
+
+    def add(self, x: float, f: Sequence[float]) -> None:
+        self.n += 1
+        self.sx += x
+        self.sxx += x * x
+        for i in range(FEATURES):
+            self.sf[i] += f[i]
+            self.sfx[i] += f[i] * x
+            for j in range(FEATURES):
+                self.sff[i][j] += f[i] * f[j]
+
+    def adjusted(self) -> tuple[float, float]:
+        """Mean and variance of ``x - c . (f - E f)``, with ``c`` the least-squares coefficients.
+
+        The features have mean zero whatever the bots do (:mod:`.luck`), so the
+        adjusted mean is ``mean(x) - c . mean(f)``; its variance is the residual
+        variance (divided by ``n - features - 1``).
+        """
+        n = self.n
+        mean_x = self.sx / n
+        var_x = max(self.sxx / n - mean_x * mean_x, 0.0) * n / max(n - 1, 1)
+        if n < LUCK_WARMUP:
+            return mean_x, var_x
+        mean_f = [s / n for s in self.sf]
+        cov_ff = [[self.sff[i][j] / n - mean_f[i] * mean_f[j] for j in range(FEATURES)] for i in range(FEATURES)]
+        cov_fx = [self.sfx[i] / n - mean_f[i] * mean_x for i in range(FEATURES)]
+        try:
+            c = _solve(cov_ff, cov_fx)
+        except ArithmeticError:
+            return mean_x, var_x
+        explained = sum(ci * v for ci, v in zip(c, cov_fx))
+        residual = max(var_x * (n - 1) / n - explained, 0.0) * n / (n - FEATURES - 1)
+        return mean_x - sum(ci * m for ci, m in zip(c, mean_f)), residual
+
+    def llr(self, s0: float, s1: float) -> float:
+        """The luck-adjusted LLR (normal approximation) of mean pair score s1 against s0."""
+        mean, var = self.adjusted()
+        return sprt.normal_llr(self.n, mean, max(var, MIN_VARIANCE), s0, s1)
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    n = len(b)
+    m = [[*row, rhs] for row, rhs in zip(a, b)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-12:
+            raise ArithmeticError("singular luck features")
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col:
+                factor = m[r][col] / m[col][col]
+                m[r] = [x - factor * y for x, y in zip(m[r], m[col])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+@dataclass(slots=True)
+class _Game:
+    score: float  # the candidate's: 1 a win, 0.5 a shared win, 0 a loss
+    luck: tuple[float, ...]  # FEATURES values, or () without the adjustment
+
+
+class GateTracker:
+    """Counts blocks in deal order and runs the sequential test over them."""
+
+    def __init__(self, spec: GateSpec) -> None:
+        self.spec = spec
+        self.hypotheses = spec.hypotheses
+        self.candidate, self.baseline = spec.names
+        self.pending: dict[int, dict[int, _Game]] = {}
+        self.order = spec.deals()
+        self.position = 0  # index in ``order`` of the next deal to count
+        self.counts = [0] * 5
+        self.history: list[float] = []
+        self.overshoot = sprt.Overshoot()
+        self.moments = LuckFit()
+        self.decision = sprt.Decision(0.0, *self.hypotheses.bounds, "running")
+        s0, s1 = (sprt.score_of(e) for e in (self.hypotheses.elo0, self.hypotheses.elo1))
+        self.scores = (s0, s1)
+
+    # --------------------------------------------------------------------- input
+
+    @property
+    def next_deal(self) -> int:
+        """The deal counted next (past the last deal once every deal is counted)."""
+        return self.order[self.position] if self.position < len(self.order) else self.spec.max_blocks
+
+    @property
+    def blocks(self) -> int:
+        return len(self.history)
+
+    @property
+    def games(self) -> int:
+        return 2 * self.blocks
+
+    @property
+    def done(self) -> bool:
+        """A verdict, or the cap: nothing more will be counted."""
+        return self.decision.verdict != "running" or self.position >= len(self.order)
+
+    @property
+    def verdict(self) -> sprt.Verdict:
+        if self.decision.verdict == "running" and self.position >= len(self.order):
+            return "inconclusive"
+        return self.decision.verdict
+
+    def add(self, game: StoredGame, record: Mapping[str, Any] | None) -> bool:
+        """Take one finished game; True when it completed blocks that were counted."""
+        if game.id.table != self.spec.table or game.id.rotation not in (0, 1):
+            return False
+        deal = game.id.deal
+        shard = self.spec.shard
+        if deal < self.next_deal or self.done or (shard is not None and deal % shard.count != shard.index - 1):
+            return False
+        seats = [s.bot for s in game.seats]
+        mine = seats.index(self.candidate)
+        ranks = [s.rank for s in game.seats]
+        other = 1 - mine
+        score = 1.0 if ranks[mine] < ranks[other] else 0.5 if ranks[mine] == ranks[other] else 0.0
+        luck: tuple[float, ...] = ()
+        if self.spec.luck:
+            if record is None:
+                raise ValueError(f"game {game.id.key}: the luck adjustment needs its record")
+            measured = record_luck(record, _draw_value)
+            luck = (measured.draw[mine], measured.draw[other], measured.reveal[mine], measured.reveal[other])
+        self.pending.setdefault(deal, {})[game.id.rotation] = _Game(score, luck)
+        counted = False
+        while not self.done and len(self.pending.get(self.next_deal, {})) == 2:
+            pair = self.pending.pop(self.next_deal)
+            self._count(pair[0], pair[1])
+            self.position += 1
+            counted = True
+        return counted
+
+    def _count(self, first: _Game, second: _Game) -> None:
+        block = first.score + second.score
+        self.counts[round(block * 2)] += 1
+        h = self.hypotheses
+        if self.spec.luck:
+            self.moments.add(block / 2, [a + b for a, b in zip(first.luck, second.luck)])
+            value = self.moments.llr(*self.scores)
+        else:
+            value = sprt.llr(self.counts, h.elo0, h.elo1, h.model)
+        self.history.append(value)
+        self.overshoot.add(value)
+        if self.spec.shard is None:
+            self.decision = sprt.decide_at(value, self.overshoot, h)
+        else:  # a shard stops at 1/N of a bound: LLRs of independent blocks add up (docs/gate.md, "Shards")
+            lower, upper = (bound / self.spec.shard.count for bound in h.bounds)
+            verdict: sprt.Verdict = "rejected" if value < lower else "accepted" if value > upper else "running"
+            self.decision = sprt.Decision(value, lower, upper, verdict)
+
+    # -------------------------------------------------------------------- output
+
+    def estimate(self) -> sprt.Estimate:
+        if self.spec.luck and self.moments.n:
+            mean, var = self.moments.adjusted()
+            return sprt.estimate_from_moments(self.moments.n, mean, var)
+        return sprt.estimate(self.counts)
+
+    def info(self) -> dict[str, Any]:
+        """The gate's state as the store keeps it (``info.gate``; the HTML report reads these keys)."""
+        h = self.hypotheses
+        est = self.estimate()
+        lower, upper = h.bounds
+        return {
+            "candidate": self.candidate,
+            "baseline": self.baseline,
+            "elo0": h.elo0,
+            "elo1": h.elo1,
+            "alpha": h.alpha,
+            "beta": h.beta,
+            "elo_model": h.model,
+            "luck_adjusted": self.spec.luck,
+            "bounds": [lower, upper],
+            "stop_bounds": [self.decision.lower, self.decision.upper],
+            "llr": self.decision.llr,
+            "pentanomial": list(self.counts),
+            "games": self.games,
+            "elo": est.elo,
+            "elo_ci": [est.elo_low, est.elo_high],
+            "nelo": est.nelo,
+            "nelo_ci": [est.nelo - est.nelo_half, est.nelo + est.nelo_half],
+            "los": est.los,
+            "score": est.score,
+            "verdict": self.verdict,
+            "max_games": self.spec.max_games,
+            "seed": self.spec.seed,
+            "shard": None if self.spec.shard is None else self.spec.shard.label,
+            "history": [[2 * (k + 1), value] for k, value in enumerate(self.history)],
+        }

@@ -1,0 +1,186 @@
+"""Shards and merge: a league split across a CI matrix, then put back together.
+
+A shard ``I/N`` plays the duplicate blocks (a table and a deal, all its
+rotations) whose number in schedule order is ``I-1`` modulo ``N``: every game
+is in exactly one shard, a block is never split, and shard sizes differ by at
+most one block. Each shard plays into its own store; :func:`merge` copies
+stores with the same meaning into one, keeping a game stored twice once, so
+the merged tables equal the unsharded run's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skyjo_ref.tournament.schedule import GameId
+from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoreError
+
+#: What must agree between stores for their games to be merged (beside the fingerprint).
+MERGED_INFO = ("schedule", "rating", "bots", "name")
+
+
+class ShardError(ValueError):
+    """A shard spec or a set of stores that cannot be merged; the message says what and what is expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index`` (1-based) of ``count``."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+        if match is None:
+            raise ShardError(f"--shard {text!r}: expected I/N, e.g. 1/4 (shard I of N, counted from 1)")
+        index, count = int(match.group(1)), int(match.group(2))
+        if count < 1 or not 1 <= index <= count:
+            raise ShardError(f"--shard {text!r}: expected 1 <= I <= N, e.g. 1/4")
+        return cls(index, count)
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def suffix(self) -> str:
+        """For the shard's own output folder: ``.shard-2-of-4``."""
+        return f".shard-{self.index}-of-{self.count}"
+
+    def select(self, games: Sequence[GameId]) -> list[GameId]:
+        """This shard's games of a schedule (in schedule order): whole blocks, every N-th one."""
+        numbers: dict[tuple[tuple[str, ...], int], int] = {}
+        chosen = []
+        for game in games:
+            number = numbers.setdefault(game.block, len(numbers))
+            if number % self.count == self.index - 1:
+                chosen.append(game)
+        return chosen
+
+
+@dataclass(slots=True)
+class MergeSummary:
+    stores: int = 0
+    added: int = 0  # games new to the output
+    duplicates: int = 0  # games already there (the same game from two shards, or a second merge)
+    conflicts: list[str] = field(default_factory=list)  # games stored twice with different records
+    records_copied: int = 0
+
+
+def _describe(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def check_compatible(stores: Sequence[tuple[Path, Store]]) -> dict[str, Any]:
+    """The stores' common fingerprint and infos; ShardError naming the first thing that differs."""
+    first_path, first = stores[0]
+    fingerprint = first.fingerprint()
+    if fingerprint is None:
+        raise ShardError(f"{first_path}: holds no tournament results yet")
+    infos = {key: first.info(key) for key in MERGED_INFO}
+    for path, store in stores[1:]:
+        other = store.fingerprint()
+        if other is None:
+            raise ShardError(f"{path}: holds no tournament results yet")
+        for key in sorted(set(fingerprint) | set(other)):
+            if fingerprint.get(key) != other.get(key):
+                raise ShardError(
+                    f"{path} cannot be merged with {first_path}: {key} differs "
+                    f"({_describe(other.get(key))} against {_describe(fingerprint.get(key))})"
+                )
+        for key in MERGED_INFO:
+            theirs = store.info(key)
+            if key != "name" and theirs != infos[key]:
+                raise ShardError(
+                    f"{path} cannot be merged with {first_path}: {key} differs "
+                    f"({_describe(theirs)} against {_describe(infos[key])})"
+                )
+    return {"fingerprint": fingerprint, **infos}
+
+
+def merge(out: Path, sources: Sequence[Path]) -> MergeSummary:
+    """Merge tournament stores (and their record files) into ``out``; a game stored twice is kept once."""
+    opened: list[tuple[Path, Store]] = []
+    try:
+        for path in sources:
+            if not path.is_dir():
+                raise ShardError(f"{path}: no such folder: expected a tournament output folder")
+            try:
+                opened.append((path, Store(path, create=False)))
+            except StoreError as exc:
+                raise ShardError(str(exc)) from None
+        if out.resolve() in {p.resolve() for p, _ in opened}:
+            raise ShardError(f"{out}: is also one of the stores to merge: expected a new or a merged folder")
+        common = check_compatible(opened)
+        try:
+            target = Store(out)
+            target.bind(common["fingerprint"], what="the stores to merge")
+        except StoreError as exc:
+            raise ShardError(str(exc)) from None
+        summary = MergeSummary(stores=len(opened))
+        try:
+            for key in MERGED_INFO:
+                if common[key] is not None:
+                    target.set_info(key, common[key])
+            for path, store in opened:
+                _absorb(target, path, store, summary)
+        finally:
+            target.close()
+        return summary
+    finally:
+        for _, store in opened:
+            store.close()
+
+
+def _absorb(target: Store, path: Path, source: Store, summary: MergeSummary) -> None:
+    """Copy ``source``'s games, seats, faults and record files into ``target`` in one transaction."""
+    with source.lock:
+        rows = source.db.execute("SELECT * FROM games ORDER BY key").fetchall()
+        seats = source.db.execute("SELECT * FROM seats").fetchall()
+        faults = source.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id").fetchall()
+    by_game: dict[str, list[Any]] = {}
+    for seat in seats:
+        by_game.setdefault(seat[0], []).append(seat)
+    with target.lock:
+        db = target.db
+        existing = {key: record for key, record in db.execute("SELECT key, record FROM games")}
+        known_faults = set(db.execute("SELECT at, bot, game_key, kind, detail FROM faults").fetchall())
+        new_keys = []
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            for row in rows:
+                key, record = row[0], row[6]
+                if key in existing:
+                    summary.duplicates += 1
+                    if existing[key] != record:
+                        summary.conflicts.append(key)
+                    continue
+                db.execute("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                db.executemany("INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)", by_game.get(key, []))
+                existing[key] = record
+                new_keys.append(key)
+                summary.added += 1
+            db.executemany(
+                "INSERT INTO faults (at, bot, game_key, kind, detail) VALUES (?, ?, ?, ?, ?)",
+                [f for f in faults if tuple(f) not in known_faults],
+            )
+    records = target.records_dir
+    records.mkdir(parents=True, exist_ok=True)
+    for key in new_keys:
+        name = GameId.parse(key).file_name()
+        source_file, target_file = path / RECORDS_DIR / name, records / name
+        if target_file.exists():
+            continue
+        if source_file.is_file():
+            shutil.copyfile(source_file, target_file)
+        else:  # the store's copy of the record is the one that counts
+            target_file.write_text(str(existing[key]) + "\n", encoding="utf-8")
+        summary.records_copied += 1

@@ -1,0 +1,214 @@
+"""``skyjo-ref gate``: real processes, a real referee, real SQLite — verdicts, exit codes, resume, outputs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = str(ROOT / "examples" / "python" / "minimal_bot.py")
+SHORT = ("--option", "end_score=30")  # short games: the tests stay fast
+GATE_KEYS = {
+    "candidate",
+    "baseline",
+    "elo0",
+    "elo1",
+    "alpha",
+    "beta",
+    "bounds",
+    "llr",
+    "pentanomial",
+    "games",
+    "elo",
+    "elo_ci",
+    "verdict",
+    "history",
+}
+
+
+def gate(*args: str, cwd: Path, timeout: float = 110) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "gate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def store_info(folder: Path) -> dict[str, Any]:
+    with sqlite3.connect(folder / "results.sqlite") as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'info.gate'").fetchone()
+    return dict(json.loads(row[0]))
+
+
+def stored_count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_weaker_candidate_is_rejected_with_exit_1_json_markdown_and_store_info(tmp_path: Path) -> None:
+    args = ("random", "greedy", "--preset", "gain", *SHORT, "--out", "g", "--json", "r.json", "--markdown", "s.md")
+    done = gate(*args, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    assert "Ptnml(0-2): [" in out and "LLR: -" in out and "(-2.94, 2.94) [0.00, 20.00]" in out
+    assert "Elo: " in out and "nElo: " in out and "LOS: " in out and "Verdict: REJECTED" in out
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["verdict"] == "rejected" and data["exit_code"] == 1 and data["played_now"] >= data["games"]
+    assert sum(data["pentanomial"]) * 2 == data["games"] and data["llr"] < data["stop_bounds"][0]
+    info = store_info(tmp_path / "g")
+    assert GATE_KEYS <= set(info)
+    assert info["candidate"] == "random" and info["baseline"] == "greedy" and info["verdict"] == "rejected"
+    assert len(info["history"]) == info["games"] // 2 and info["history"][-1] == [info["games"], info["llr"]]
+    assert info["bounds"] == pytest.approx([-2.944439, 2.944439]) and info["elo_ci"][0] <= info["elo"]
+    summary = (tmp_path / "s.md").read_text()
+    assert summary.startswith("## ❌ Gate rejected: `random` vs `greedy`")
+    assert summary.index("Verdict") < summary.index("Ptnml")
+
+    # a rerun plays nothing and says the same
+    again = gate(*args, cwd=tmp_path)
+    assert again.returncode == 1, again.stderr
+    rerun = json.loads((tmp_path / "r.json").read_text())
+    assert rerun["played_now"] == 0
+    for key in ("verdict", "games", "llr", "pentanomial", "history", "elo"):
+        assert rerun[key] == data[key]
+
+
+def test_a_stronger_candidate_is_accepted_with_exit_0_and_json_alone_on_stdout(tmp_path: Path) -> None:
+    done = gate("greedy", "random", "--preset", "gain", *SHORT, "--json", "-", "--luck-adjust", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)  # nothing else on stdout
+    assert data["verdict"] == "accepted" and data["luck_adjusted"] is True and data["elo"] > 100
+    assert "Verdict: ACCEPTED" in done.stderr
+    assert (tmp_path / "runs" / "gate-greedy-vs-random" / "results.sqlite").is_file()  # the default store
+
+
+def test_max_games_without_a_verdict_exits_4(tmp_path: Path) -> None:
+    done = gate("random", "greedy", "--preset", "gain", *SHORT, "--max-games", "4", "--json", "r.json", cwd=tmp_path)
+    assert done.returncode == 4, done.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["verdict"] == "inconclusive" and data["games"] == 4
+    assert "INCONCLUSIVE" in done.stdout
+    # a higher cap continues the same test
+    more = gate("random", "greedy", "--preset", "gain", *SHORT, "--json", "r.json", cwd=tmp_path)
+    assert more.returncode == 1, more.stderr
+    assert (
+        json.loads((tmp_path / "r.json").read_text())["played_now"]
+        < json.loads((tmp_path / "r.json").read_text())["games"] + 4
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("greedy", "random", "--elo0", "10", "--elo1", "5"), "elo1 must be greater than elo0"),
+        (("greedy", "random", "--elo0", "10"), "give both --elo0 and --elo1"),
+        (("greedy", "random", "--alpha", "0.7"), "alpha and beta must be between 0 and 0.5"),
+        (("greedy", "random", "--preset", "win"), "--preset 'win': expected one of gain, no-regression"),
+        (("greedy", "nobot.py"), "baseline: no such file 'nobot.py'"),
+        (("greedy", "remote:x"), "remote bots are not supported yet"),
+        (("greedy", "random", "--luck-adjust", "--elo-model", "normalized"), "--luck-adjust works with"),
+        (("greedy", "random", "--elo-model", "bayes"), "--elo-model 'bayes': expected one of logistic, normalized"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    done = gate(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert message in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_store_of_another_gate_is_refused(tmp_path: Path) -> None:
+    first = gate("random", "greedy", "--preset", "gain", *SHORT, "--max-games", "2", "--out", "g", cwd=tmp_path)
+    assert first.returncode == 4, first.stderr
+    other = gate("random", "greedy", "--elo0", "0", "--elo1", "30", *SHORT, "--out", "g", cwd=tmp_path)
+    assert other.returncode == 2
+    text = " ".join(other.stderr.split())
+    assert "holds results played with other settings" in text and "elo1: stored 20.0, this gate has 30.0" in text
+
+
+def test_an_sdk_bot_file_gate_killed_with_9_resumes_to_the_same_verdict(tmp_path: Path) -> None:
+    args = (MINIMAL, "greedy", "--elo0", "-300", "--elo1", "-150", *SHORT, "-j", "2")
+    whole = gate(*args, "--out", "whole", "--json", "whole.json", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    reference = json.loads((tmp_path / "whole.json").read_text())
+    assert reference["verdict"] == "accepted" and reference["games"] >= 12
+
+    db = tmp_path / "killed" / "results.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "gate", *args, "--out", "killed"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 90
+    while stored_count(db) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    bots = child_pids(proc.pid)  # bot processes run in their own process groups
+    proc.kill()
+    for pid in bots:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = stored_count(db)
+    assert 4 <= before < reference["games"], "the kill came too late to test a resume"
+
+    resumed = gate(*args, "--out", "killed", "--json", "resumed.json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    again = json.loads((tmp_path / "resumed.json").read_text())
+    for key in ("verdict", "games", "llr", "pentanomial", "history", "elo", "elo_ci"):
+        assert again[key] == reference[key], key
+    assert again["stored_games"] >= again["games"] and again["played_now"] <= again["stored_games"] - before
+
+
+def test_ctrl_c_exits_130_and_writes_json(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "gate", MINIMAL, "greedy", *SHORT, "--out", "g", "--json", "r.json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    db = tmp_path / "g" / "results.sqlite"
+    deadline = time.monotonic() + 90
+    while stored_count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted: finished games are kept in g" in " ".join(err.split())
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["exit_code"] == 130 and data["stopped"] == "interrupted" and data["stored_games"] >= 2
