@@ -159,10 +159,9 @@ def observation_bounds(num_players: int, rules: Rules) -> tuple[npt.NDArray[np.f
     return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
 
 
-def _grid_block(grid: Grid) -> tuple[array[float], list[int]]:
-    """(the grid's 38 floats, its revealed cards counted per value)."""
+def _grid_block(grid: Grid) -> list[float]:
+    """The grid's 38 floats: per slot (hidden, removed, value), then hidden count and revealed sum."""
     block: list[float] = []
-    counts = [0] * _NUM_VALUES
     hidden = 0
     total = 0
     for state, value in zip(grid.states, grid.values):
@@ -174,10 +173,9 @@ def _grid_block(grid: Grid) -> tuple[array[float], list[int]]:
         else:
             assert value is not None
             block += (0.0, 0.0, float(value))
-            counts[value + _VALUE_OFFSET] += 1
             total += value
     block += (float(hidden), float(total))
-    return array("f", block), counts
+    return block
 
 
 def _rules_part(rules: Rules) -> list[float]:
@@ -213,116 +211,157 @@ def encode_view(view: View) -> npt.NDArray[np.float32]:
     for s in order:
         out += [float(view.totals[s]), float(view.finisher == s), float(view.starter == s)]
     for s in order:
-        out += list(_grid_block(view.grids[s])[0])
+        out += _grid_block(view.grids[s])
     return np.array(out, dtype=np.float32)
+
+
+_HIDDEN: Final = SlotState.HIDDEN
+_REMOVED: Final = SlotState.REMOVED
+_DECISION_CODES: Final = {d: array("f", [float(d is e) for e in DECISIONS]) for d in DECISIONS}
+_UNSEEN_AT: Final = 4 + 9  # offset of the unseen counts in the table part
+_HIDDEN_COUNT_AT: Final = 3 * GRID_SIZE  # offsets inside a grid block
+_REVEALED_SUM_AT: Final = 3 * GRID_SIZE + 1
 
 
 class ObservationEncoder:
     """Encodes views of one game table into observation vectors, fast (see the module docstring).
 
-    One encoder per environment; :meth:`encode` gives the same vector as
+    One encoder per environment, fed the views of one game in order (call
+    :meth:`reset` for a new game); :meth:`encode` gives the same vector as
     :func:`encode_view` (a test checks it at every step of many games).
+
+    What it keeps between views: per seat, the last :class:`Grid` seen and its
+    block (patched slot by slot when the grid object changes); the count of
+    cards not visible on the table (the deck minus the discard pile and every
+    revealed card, updated as those change); per observing seat, a float32
+    buffer with its seats' blocks in its own relative order.
     """
 
     def __init__(self, num_players: int, rules: Rules) -> None:
         self.num_players = num_players
         self.size = observation_size(num_players)
-        self._rules = _rules_part(rules)
+        self._rules = array("f", _rules_part(rules))
+        self._seat_start = TABLE_SIZE
         self._grid_start = TABLE_SIZE + num_players * SEAT_SIZE
+        self._orders = [tuple((seat + k) % num_players for k in range(num_players)) for seat in range(num_players)]
         self.reset()
 
     def reset(self) -> None:
-        """Forget every cached grid (call when a new game starts)."""
+        """Forget everything cached (call when a new game starts)."""
         n = self.num_players
         self._buffers = [np.zeros(self.size, dtype=np.float32) for _ in range(n)]
         self._views = [memoryview(b).cast("B").cast("f") for b in self._buffers]
+        for mv in self._views:
+            at = _UNSEEN_AT + _NUM_VALUES
+            mv[at : at + len(self._rules)] = self._rules
         self._encoded: list[list[Grid | None]] = [[None] * n for _ in range(n)]  # per observer, per relative seat
-        self._blocks: dict[int, tuple[Grid, array[float], list[int]]] = {}  # seat -> its last grid, block, counts
-        self._seen_in_grids = [0] * _NUM_VALUES
+        self._grids: list[Grid | None] = [None] * n  # per seat, the grid its block holds
+        self._blocks = [array("f", [0.0] * GRID_BLOCK) for _ in range(n)]
+        self._unseen = array("f", [float(c) for c in _DECK])  # deck - discard pile - revealed cards
         self._discard: tuple[int, ...] = ()
-        self._seen_in_discard = [0] * _NUM_VALUES
 
-    def _block(self, seat: int, grid: Grid) -> array[float]:
-        """The grid's block; keeps the count of revealed cards over all grids up to date."""
-        found = self._blocks.get(seat)
-        if found is not None and found[0] is grid:
-            return found[1]
-        block, counts = _grid_block(grid)
-        seen = self._seen_in_grids
-        old = found[2] if found is not None else None
-        for i in range(_NUM_VALUES):
-            seen[i] += counts[i] - (old[i] if old is not None else 0)
-        self._blocks[seat] = (grid, block, counts)
-        return block
+    def _absorb(self, seat: int, grid: Grid) -> None:
+        """Patch ``seat``'s block (and the unseen counts) for its new grid, slot by slot."""
+        old = self._grids[seat]
+        block = self._blocks[seat]
+        unseen = self._unseen
+        old_states = old.states if old is not None else (None,) * GRID_SIZE
+        old_values = old.values if old is not None else (None,) * GRID_SIZE
+        p = 0
+        for state, value, old_state, old_value in zip(grid.states, grid.values, old_states, old_values):
+            if state is not old_state or value != old_value:
+                at = 3 * p
+                if old_value is not None:
+                    unseen[old_value + _VALUE_OFFSET] += 1
+                    block[_REVEALED_SUM_AT] -= old_value
+                if old_state is _HIDDEN:
+                    block[_HIDDEN_COUNT_AT] -= 1
+                if state is _HIDDEN:
+                    block[at] = 1.0
+                    block[at + 1] = 0.0
+                    block[at + 2] = 0.0
+                    block[_HIDDEN_COUNT_AT] += 1
+                elif state is _REMOVED:
+                    block[at] = 0.0
+                    block[at + 1] = 1.0
+                    block[at + 2] = 0.0
+                else:
+                    assert value is not None
+                    block[at] = 0.0
+                    block[at + 1] = 0.0
+                    block[at + 2] = value
+                    unseen[value + _VALUE_OFFSET] -= 1
+                    block[_REVEALED_SUM_AT] += value
+            p += 1
+        self._grids[seat] = grid
 
-    def _discard_counts(self, pile: tuple[int, ...]) -> list[int]:
-        counts = self._seen_in_discard
+    def _absorb_discard(self, pile: tuple[int, ...]) -> None:
         before = self._discard
-        if pile is before:
-            return counts
+        unseen = self._unseen
         k = len(before)
         if len(pile) >= k and pile[:k] == before:
             for v in pile[k:]:
-                counts[v + _VALUE_OFFSET] += 1
+                unseen[v + _VALUE_OFFSET] -= 1
         elif len(pile) == k - 1 and before[:-1] == pile:
-            counts[before[-1] + _VALUE_OFFSET] -= 1
+            unseen[before[-1] + _VALUE_OFFSET] += 1
         else:
-            counts = self._seen_in_discard = [0] * _NUM_VALUES
+            for v in before:
+                unseen[v + _VALUE_OFFSET] += 1
             for v in pile:
-                counts[v + _VALUE_OFFSET] += 1
+                unseen[v + _VALUE_OFFSET] -= 1
         self._discard = pile
-        return counts
 
     def encode(self, view: View) -> npt.NDArray[np.float32]:
         """The observation vector of ``view`` (a fresh array)."""
-        n = self.num_players
         seat = view.seat
         grids = view.grids
-        # grids first: their blocks also keep the count of revealed cards
-        blocks = [self._block(s, grids[s]) for s in range(n)]
+        known = self._grids
+        for s, grid in enumerate(grids):
+            if grid is not known[s]:
+                self._absorb(s, grid)
+        pile = view.discard_pile
+        if pile is not self._discard:
+            self._absorb_discard(pile)
         mv = self._views[seat]
         encoded = self._encoded[seat]
-        start = self._grid_start
-        for k in range(n):
-            s = seat + k
-            if s >= n:
-                s -= n
+        order = self._orders[seat]
+        blocks = self._blocks
+        at = self._grid_start
+        for k, s in enumerate(order):
             grid = grids[s]
             if encoded[k] is not grid:
-                mv[start + k * GRID_BLOCK : start + (k + 1) * GRID_BLOCK] = blocks[s]
+                mv[at : at + GRID_BLOCK] = blocks[s]
                 encoded[k] = grid
-        pile = view.discard_pile
-        in_discard = self._discard_counts(pile)
-        in_grids = self._seen_in_grids
+            at += GRID_BLOCK
+        mv[0:4] = _DECISION_CODES[view.decision]
         hand = view.hand
-        unseen = [d - a - b for d, a, b in zip(_DECK, in_discard, in_grids)]
-        if hand is not None:
-            unseen[hand + _VALUE_OFFSET] -= 1
-        decision = view.decision
+        mv[4] = 1.0 if view.legal_actions else 0.0
+        if hand is None:
+            mv[5] = 0.0
+            mv[6] = 0.0
+        else:
+            mv[5] = 1.0
+            mv[6] = hand
+        if pile:
+            mv[7] = 1.0
+            mv[8] = pile[-1]
+        else:
+            mv[7] = 0.0
+            mv[8] = 0.0
+        mv[9] = view.draw_pile_size
+        mv[10] = len(pile)
+        mv[11] = view.round
         finisher = view.finisher
+        mv[12] = 0.0 if finisher is None else 1.0
+        mv[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = self._unseen
+        if hand is not None:
+            mv[_UNSEEN_AT + _VALUE_OFFSET + hand] -= 1
         starter = view.starter
         totals = view.totals
-        head: list[float] = [
-            decision is DecisionKind.OPENING_REVEAL,
-            decision is DecisionKind.DRAW_OR_TAKE,
-            decision is DecisionKind.SWAP_OR_REVEAL,
-            decision is DecisionKind.SWAP_AFTER_TAKE,
-            bool(view.legal_actions),
-            hand is not None,
-            hand or 0,
-            bool(pile),
-            pile[-1] if pile else 0,
-            view.draw_pile_size,
-            len(pile),
-            view.round,
-            finisher is not None,
-            *unseen,
-            *self._rules,
-        ]
-        for k in range(n):
-            s = seat + k
-            if s >= n:
-                s -= n
-            head += (totals[s], finisher == s, starter == s)
-        mv[0:start] = array("f", head)
+        at = self._seat_start
+        for s in order:
+            mv[at] = totals[s]
+            mv[at + 1] = 1.0 if finisher == s else 0.0
+            mv[at + 2] = 1.0 if starter == s else 0.0
+            at += 3
         return self._buffers[seat].copy()
