@@ -39,9 +39,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_engine import Result, best_interleaved, clock, machine, pin_to_one_core  # noqa: E402
-
-from skyjo_ref.env import SkyjoEnv  # noqa: E402
+from bench_engine import Result, best_interleaved, clock, machine, pin_to_one_core
+from skyjo_ref.env import SkyjoEnv
 
 
 def ours(players: int, rounds: int, seed: int) -> Result:

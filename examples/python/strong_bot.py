@@ -60,8 +60,6 @@ PATIENCE_FADE = 15  # turns over which the fear of the finisher penalty fades to
 GAME_END_AWARE = True  # in a round that may end the game, tempo follows the lead in totals
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class Weights:
     """The bot's tunable weights (defaults: the constants above); examples/learning tunes them."""

@@ -9,7 +9,7 @@ docs/learning.md.
 from __future__ import annotations
 
 try:
-    import gymnasium  # noqa: F401
+    import gymnasium
     import numpy  # noqa: F401
     import pettingzoo  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
@@ -20,7 +20,6 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 from skyjo_ref.env.aec import SkyjoEnv, action_index, legal_indices, render_text
 from skyjo_ref.env.encoding import ACTIONS, NUM_ACTIONS, encode_view, field_offsets, observation_size
 from skyjo_ref.env.single import SkyjoGymEnv, make_bot
-
 
 #: ``gymnasium.make(GYM_ID, opponents=["greedy"])`` builds a :class:`SkyjoGymEnv`.
 GYM_ID = "skyjo_ref/Skyjo-v0"

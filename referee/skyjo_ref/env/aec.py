@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv
-
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Action, IllegalActionError, Rules, View
 
-from skyjo_ref.env.encoding import ACTION_INDEX, ACTIONS, NUM_ACTIONS, ObservationEncoder, action_mask, observation_bounds
+from skyjo_ref.env.encoding import (
+    ACTION_INDEX,
+    ACTIONS,
+    NUM_ACTIONS,
+    ObservationEncoder,
+    action_mask,
+    observation_bounds,
+)
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules.engine import Game, SeededDealer
 
+RENDER_MODES: Final = ("human", "ansi")
 RewardKind = Literal["score", "relative", "rank"]
 REWARDS: Final[tuple[RewardKind, ...]] = ("score", "relative", "rank")
 Observation = dict[str, npt.NDArray[Any]]
@@ -52,13 +59,18 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
       an illegal action raises :class:`~skyjo_bot.types.IllegalActionError` and changes nothing.
     * ``view(agent)``: the structured :class:`~skyjo_bot.types.View` the observation was built from.
     * rewards (``reward=``): ``"score"`` (default) minus each round's score at the end of
-      each round; ``"relative"`` minus (own round score − the mean of the others');
-      ``"rank"`` only at the game's end, +1 for first place to −1 for last.
+      each round; ``"relative"`` minus (own round score - the mean of the others');
+      ``"rank"`` only at the game's end, +1 for first place to -1 for last.
     * ``max_steps``: truncate a game after that many steps (default: none; every
       game ends unless a policy refuses to reveal its cards for ever).
     """
 
-    metadata: Final = {"name": "skyjo_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "skyjo_v0",
+        "render_modes": list(RENDER_MODES),
+        "render_fps": 1,
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -71,13 +83,15 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
-            MIN_PLAYERS <= num_players <= MAX_PLAYERS
+        if (
+            isinstance(num_players, bool)
+            or not isinstance(num_players, int)
+            or not (MIN_PLAYERS <= num_players <= MAX_PLAYERS)
         ):
             raise ValueError(f"num_players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {num_players!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of human, ansi or None, got {render_mode!r}")
         if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
             raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")

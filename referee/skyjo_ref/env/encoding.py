@@ -21,7 +21,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-
 from skyjo_bot.types import (
     CARD_VALUES,
     DECK_COUNTS,
@@ -250,7 +249,7 @@ class ObservationEncoder:
         """Forget everything cached (call when a new game starts)."""
         n = self.num_players
         self._buffers = [np.zeros(self.size, dtype=np.float32) for _ in range(n)]
-        self._views = [memoryview(b).cast("B").cast("f") for b in self._buffers]
+        self._views = [b.data.cast("B").cast("f") for b in self._buffers]
         for mv in self._views:
             at = _UNSEEN_AT + _NUM_VALUES
             mv[at : at + len(self._rules)] = self._rules

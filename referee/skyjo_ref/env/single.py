@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 import gymnasium
 import numpy as np
-
 from skyjo_bot import Bot
 from skyjo_bot.types import Action, ActionKind, GameResult, GameStart, Rules, View
 
@@ -38,7 +37,7 @@ def make_bot(spec: Bot | str, seed: int | str | None = None) -> Bot:
     """A bot from an instance, a built-in name (``"greedy"``) or an SDK bot spec (``path/bot.py[:Name]``)."""
     if isinstance(spec, Bot):
         return spec
-    if spec in BUILTIN_BOTS:
+    if isinstance(spec, str) and spec in BUILTIN_BOTS:
         return make_builtin(spec, seed)
     from skyjo_bot.loader import load_bot
 
@@ -59,7 +58,7 @@ class SkyjoGymEnv(gymnasium.Env[Observation, np.int64]):
     is True. ``illegal="raise"`` raises :class:`~skyjo_bot.types.IllegalActionError`.
     """
 
-    metadata = {"render_modes": ["human", "ansi"]}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "render_fps": 1}  # noqa: RUF012 - gymnasium's name
 
     def __init__(
         self,
@@ -96,8 +95,14 @@ class SkyjoGymEnv(gymnasium.Env[Observation, np.int64]):
         aec = self.aec
         aec.reset(seed=seed, options=options)
         others = [s for s in range(aec.num_players) if s != self.seat]
-        if not self.opponents:
-            self.opponents = {s: make_bot(spec, f"{aec.game_seed}/{s}") for s, spec in zip(others, self._specs)}
+        # built-in names are made afresh each episode, seeded from the game's seed (an episode is a
+        # function of its seed); bot instances and bot files are made once and kept
+        self.opponents = {
+            s: make_bot(spec, f"{aec.game_seed}/{s}")
+            if spec in BUILTIN_BOTS
+            else self.opponents.get(s) or make_bot(spec)
+            for s, spec in zip(others, self._specs)
+        }
         game = aec._game()
         for s, bot in self.opponents.items():
             bot.on_game_start(GameStart(str(aec.game_seed), s, game.players, aec.rules))
@@ -138,7 +143,7 @@ class SkyjoGymEnv(gymnasium.Env[Observation, np.int64]):
     def _info(self) -> dict[str, Any]:
         return {"view": self.aec.view(self.agent)}
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         return self.aec.render()
 
     def record(self, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
