@@ -41,29 +41,45 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import Result, best_interleaved, clock, machine, pin_to_one_core
 from skyjo_ref.env import SkyjoEnv
+from skyjo_ref.env.encoding import ACTION_INDEX
 
 
-def ours(players: int, rounds: int, seed: int) -> Result:
-    """Whole games through SkyjoEnv until ``rounds`` rounds are played."""
+def ours(players: int, rounds: int, seed: int, observe: bool = True) -> Result:
+    """Whole games through SkyjoEnv until ``rounds`` rounds are played.
+
+    ``observe=False`` is not the benchmark's work: it picks from the engine's
+    legal actions without building any observation, to show what the
+    observations cost (the ``no observation`` line).
+    """
     env = SkyjoEnv(players)
     pick = random.Random(seed)
     flatnonzero = np.flatnonzero
+    index = ACTION_INDEX
     games = played = steps = 0
     start = clock()
     env.reset(seed=seed)
     while played < rounds:
         if games:
             env.reset()
-        observe, step, terminations = env.observe, env.step, env.terminations
-        while not terminations[env.agent_selection]:
-            legal = flatnonzero(observe(env.agent_selection)["action_mask"])
-            step(int(legal[pick.randrange(len(legal))]))
-            steps += 1
-            terminations = env.terminations
+        step, terminations = env.step, env.terminations
+        game = env.game
+        assert game is not None
+        if observe:
+            while not terminations[env.agent_selection]:
+                legal = flatnonzero(env.observe(env.agent_selection)["action_mask"])
+                step(int(legal[pick.randrange(len(legal))]))
+                steps += 1
+                terminations = env.terminations
+        else:
+            while not terminations[env.agent_selection]:
+                actions = game.legal_actions()
+                step(index[actions[pick.randrange(len(actions))]])
+                steps += 1
+                terminations = env.terminations
         games += 1
-        assert env.game is not None
-        played += len(env.game.rounds)
-    return Result(players, "skyjo-ref env", games, played, steps, clock() - start)
+        played += len(game.rounds)
+    name = "skyjo-ref env" if observe else "skyjo-ref env, no observation (not the same work)"
+    return Result(players, name, games, played, steps, clock() - start)
 
 
 def load_rlskyjo() -> Any | None:
@@ -153,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
 
     results: list[Result] = []
     for n in args.players:
-        runs: list[Callable[[], Result]] = [lambda n=n: ours(n, args.rounds, args.seed)]  # type: ignore[misc]
+        runs: list[Callable[[], Result]] = [
+            lambda n=n: ours(n, args.rounds, args.seed),  # type: ignore[misc]
+            lambda n=n: ours(n, args.rounds, args.seed, observe=False),  # type: ignore[misc]
+        ]
         if rl is not None:
             runs.append(lambda n=n: peer(n, args.rounds, args.seed, rl))  # type: ignore[misc]
         results += best_interleaved(args.repeat, runs)

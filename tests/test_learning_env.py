@@ -4,6 +4,7 @@ promise that a game played through the environment is the game the referee plays
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import subprocess
@@ -313,3 +314,34 @@ def test_the_wrappers_default_action_is_the_match_runners() -> None:
         view = env.view(env.agent_selection)
         assert env_default_action(view) is default_action(view)
         env.step(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]).tolist()))
+
+
+# ------------------------------------------------------------------ the trained example
+
+
+def test_train_cem_is_reproducible_from_its_seed_and_the_tuned_bot_is_an_sdk_bot(tmp_path: Path) -> None:
+    script = ROOT / "examples" / "learning" / "train_cem.py"
+    tiny = ["--generations", "1", "--population", "3", "--deals", "1", "--check-deals", "1", "--seed", "5"]
+    outputs = []
+    for name in ("a.json", "b.json"):
+        done = subprocess.run(
+            [sys.executable, str(script), *tiny, "--out", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            timeout=100,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(json.loads((tmp_path / name).read_text()))
+    first, second = outputs
+    assert first["weights"] == second["weights"] and first["history"] == second["history"]
+    assert set(first["weights"]) == set(first["defaults"])
+
+    from skyjo_bot.loader import load_bot
+
+    tuned = load_bot(str(ROOT / "examples" / "learning" / "tuned_bot.py"))
+    saved = json.loads((ROOT / "examples" / "learning" / "tuned_weights.json").read_text())
+    assert tuned.name == "tuned"
+    assert dataclasses.asdict(getattr(tuned, "weights", None)) == saved["weights"]
+    strong = load_bot(str(ROOT / "examples" / "python" / "strong_bot.py"))
+    record = play_bots(SkyjoEnv(2, players=["tuned", "strong"]), [tuned, strong], {"game_seed": "tuned-smoke"})
+    replay(record)

@@ -54,7 +54,7 @@ def resolve_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
 class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
     """Skyjo for 2-8 players, one agent per seat (``player_0`` ... ``player_{n-1}``).
 
-    * ``observe(agent)``: ``{"observation": float32[36 + 41n], "action_mask": int8[26]}``.
+    * ``observe(agent)``: ``{"observation": float32[34 + 41n], "action_mask": int8[26]}``.
     * ``step(i)``: plays :data:`~skyjo_ref.env.encoding.ACTIONS` ``[i]`` for the due seat;
       an illegal action raises :class:`~skyjo_bot.types.IllegalActionError` and changes nothing.
     * ``view(agent)``: the structured :class:`~skyjo_bot.types.View` the observation was built from.

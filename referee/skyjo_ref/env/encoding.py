@@ -115,7 +115,7 @@ GRID_BLOCK: Final = sum(f[1] for f in GRID_FIELDS)
 
 
 def observation_size(num_players: int) -> int:
-    """Length of one observation vector: 36 + 41 per player."""
+    """Length of one observation vector: 34 + 41 per player."""
     return TABLE_SIZE + num_players * (SEAT_SIZE + GRID_BLOCK)
 
 
