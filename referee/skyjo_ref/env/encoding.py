@@ -258,6 +258,7 @@ class ObservationEncoder:
         self._blocks = [array("f", [0.0] * GRID_BLOCK) for _ in range(n)]
         self._unseen = array("f", [float(c) for c in _DECK])  # deck - discard pile - revealed cards
         self._discard: tuple[int, ...] = ()
+        self._seats: list[tuple[tuple[int, ...], int | None, int | None] | None] = [None] * n
 
     def _absorb(self, seat: int, grid: Grid) -> None:
         """Patch ``seat``'s block (and the unseen counts) for its new grid, slot by slot."""
@@ -334,33 +335,32 @@ class ObservationEncoder:
             at += GRID_BLOCK
         mv[0:4] = _DECISION_CODES[view.decision]
         hand = view.hand
-        mv[4] = 1.0 if view.legal_actions else 0.0
-        if hand is None:
-            mv[5] = 0.0
-            mv[6] = 0.0
-        else:
-            mv[5] = 1.0
-            mv[6] = hand
-        if pile:
-            mv[7] = 1.0
-            mv[8] = pile[-1]
-        else:
-            mv[7] = 0.0
-            mv[8] = 0.0
-        mv[9] = view.draw_pile_size
-        mv[10] = len(pile)
-        mv[11] = view.round
         finisher = view.finisher
-        mv[12] = 0.0 if finisher is None else 1.0
+        mv[4:13] = array(
+            "f",
+            (
+                1.0 if view.legal_actions else 0.0,
+                0.0 if hand is None else 1.0,
+                hand or 0,
+                1.0 if pile else 0.0,
+                pile[-1] if pile else 0,
+                view.draw_pile_size,
+                len(pile),
+                view.round,
+                0.0 if finisher is None else 1.0,
+            ),
+        )
         mv[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = self._unseen
         if hand is not None:
             mv[_UNSEEN_AT + _VALUE_OFFSET + hand] -= 1
-        starter = view.starter
-        totals = view.totals
-        at = self._seat_start
-        for s in order:
-            mv[at] = totals[s]
-            mv[at + 1] = 1.0 if finisher == s else 0.0
-            mv[at + 2] = 1.0 if starter == s else 0.0
-            at += 3
+        seats = (view.totals, finisher, view.starter)
+        if seats != self._seats[seat]:  # totals, finisher and starter change a few times a round
+            self._seats[seat] = seats
+            totals, _, starter = seats
+            at = self._seat_start
+            for s in order:
+                mv[at] = totals[s]
+                mv[at + 1] = 1.0 if finisher == s else 0.0
+                mv[at + 2] = 1.0 if starter == s else 0.0
+                at += 3
         return self._buffers[seat].copy()
