@@ -18,7 +18,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, render_test, seed_test
 from skyjo_bot import Bot
-from skyjo_bot.types import PRESETS, IllegalActionError
+from skyjo_bot.types import IllegalActionError, Rules
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.env import (
     ACTIONS,
@@ -231,7 +231,7 @@ def test_a_game_through_the_env_is_the_game_the_match_runner_plays() -> None:
         games=4,
         seed="env-vs-runner",
         rotate_seats=True,
-        rules=PRESETS and SkyjoEnv(2, "french").rules,
+        rules=Rules.from_dict({"preset": "french"}),
     )
     records: dict[int, dict[str, Any]] = {}
 
