@@ -32,6 +32,10 @@ def env(**kwargs: object) -> SkyjoEnv:
     return SkyjoEnv(**kwargs)  # type: ignore[arg-type]
 
 
+#: PettingZoo's other conventional name; the environment needs no wrappers.
+raw_env = env
+
+
 __all__ = [
     "ACTIONS",
     "GYM_ID",
@@ -45,5 +49,6 @@ __all__ = [
     "legal_indices",
     "make_bot",
     "observation_size",
+    "raw_env",
     "render_text",
 ]
