@@ -82,6 +82,17 @@ def test_gymnasium_check_env_on_the_wrapper() -> None:
     check_env(SkyjoGymEnv(["random", "greedy"], seat=2, rules="indonesian", reward="rank"))
 
 
+def test_the_room_imports_only_the_engine_records_bots_and_the_sdk_types() -> None:
+    code = (
+        "import sys, skyjo_ref.env; "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('skyjo_ref', 'grpc', 'skyjo_proto')))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    loaded = set(done.stdout.split())
+    allowed = {"skyjo_ref", "skyjo_ref.rules", "skyjo_ref.rules.engine", "skyjo_ref.records", "skyjo_ref.bots"}
+    assert {m for m in loaded if not m.startswith(("skyjo_ref.env", "skyjo_ref.bots."))} <= allowed, loaded
+
+
 # ------------------------------------------------------------------ observations
 
 
