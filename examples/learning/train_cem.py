@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "weights": dataclasses.asdict(tuned),
         "defaults": dataclasses.asdict(defaults),
-        "command": "python examples/learning/train_cem.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": (
+            "python examples/learning/train_cem.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        ).rstrip(),
         "seed": args.seed,
         "generations": args.generations,
         "population": args.population,
