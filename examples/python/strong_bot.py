@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skyjo_bot import Action, Bot, DecisionKind, SlotState, View
 
@@ -58,6 +58,21 @@ TAKE_MARGIN = 0.0
 PATIENCE_TURNS = 25  # a round this long (my turns) is dragging on: a typical one takes 8-15
 PATIENCE_FADE = 15  # turns over which the fear of the finisher penalty fades to nothing
 GAME_END_AWARE = True  # in a round that may end the game, tempo follows the lead in totals
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The bot's tunable weights (defaults: the constants above); examples/learning tunes them."""
+
+    pair_potential: float = PAIR_POTENTIAL
+    draw_rate: float = DRAW_RATE
+    tempo: float = TEMPO
+    tempo_cap: float = TEMPO_CAP
+    feed_weight: float = FEED_WEIGHT
+    feed_baseline: float = FEED_BASELINE
+    opp_last_turn_gain: float = OPP_LAST_TURN_GAIN
+    finish_bonus: float = FINISH_BONUS
+    take_margin: float = TAKE_MARGIN
 
 
 _SWAPS = tuple(Action.swap(pos) for pos in range(12))
@@ -81,10 +96,11 @@ class _Context:
     final_clear: bool
     lead: float  # expected lead over the best opponent (positive: I am lower)
     my_hidden: int
+    w: Weights = field(default_factory=Weights)
     patience: float = 1.0  # 1: fear the finisher penalty fully; falls to 0 when a round drags on
 
 
-def _context(view: View) -> _Context:
+def _context(view: View, weights: Weights) -> _Context:
     unseen = view.unseen_cards()
     total = sum(n for n in unseen.values() if n > 0)
     if total == 0:
@@ -116,6 +132,7 @@ def _context(view: View) -> _Context:
         final_clear=rules.column_clear and rules.clear_on_final_reveal,
         lead=best_other - mine,
         my_hidden=my_hidden,
+        w=weights,
     )
 
 
@@ -124,8 +141,9 @@ class StrongBot(Bot):
 
     name = "strong"
 
-    def __init__(self) -> None:
+    def __init__(self, weights: Weights | None = None) -> None:
         super().__init__()
+        self.weights = weights if weights is not None else Weights()
         self._round_key: tuple[object, ...] = ()
         self._turns = 0  # my turns in the round in play
 
@@ -138,7 +156,7 @@ class StrongBot(Bot):
             self._round_key, self._turns = key, 0
         if view.decision is DecisionKind.DRAW_OR_TAKE:
             self._turns += 1
-        ctx = _context(view)
+        ctx = _context(view, self.weights)
         # When every player waits for a safe finish (low grids, high cards left), nobody
         # ever ends the round: after PATIENCE_TURNS turns the penalty counts less and less.
         ctx.patience = min(1.0, max(0.0, 1.0 - (self._turns - PATIENCE_TURNS) / PATIENCE_FADE))
@@ -147,7 +165,7 @@ class StrongBot(Bot):
             top = view.discard_top
             take = planner.best_with_card(top)[0] if top is not None else -math.inf
             draw = planner.draw_value()
-            choice = Action.take() if take > draw + TAKE_MARGIN else Action.draw()
+            choice = Action.take() if take > draw + self.weights.take_margin else Action.draw()
             return choice if choice in legal else legal[0]
         assert view.hand is not None
         options = planner.options_with_card(view.hand, allow_reveal=view.decision is DecisionKind.SWAP_OR_REVEAL)
@@ -190,7 +208,7 @@ class _Planner:
         if turns <= 0:
             return 0.0
         p = self.ctx.probs.get(value, 0.0)
-        return 1.0 - math.pow(1.0 - p, DRAW_RATE * turns)
+        return 1.0 - math.pow(1.0 - p, self.ctx.w.draw_rate * turns)
 
     def _column(self, column: int, cells: Sequence[Cell]) -> float:
         key = (cells[column], cells[column + 4], cells[column + 8])
@@ -213,7 +231,7 @@ class _Planner:
                 return 0.0
             pair, odd = _pair(a, b, c)
             if pair is not None and pair > 0:
-                value -= PAIR_POTENTIAL * self._get_chance(pair) * (2 * pair + odd)
+                value -= ctx.w.pair_potential * self._get_chance(pair) * (2 * pair + odd)
             return value
         a, b = revealed
         if a == b:
@@ -221,7 +239,7 @@ class _Planner:
             if ctx.turns_left > 0 or ctx.final_clear:
                 value -= p * 3 * a  # the hidden card may be the third
             if a > 0:
-                value -= PAIR_POTENTIAL * self._get_chance(a) * (2 * a + ctx.mean)
+                value -= ctx.w.pair_potential * self._get_chance(a) * (2 * a + ctx.mean)
         return value
 
     def _total(self, cells: Sequence[Cell], column: int) -> float:
@@ -261,8 +279,9 @@ class _Planner:
                 if others[0] is not None and others[0] == others[1] == card:
                     gain += 2 * card
             best = max(best, gain)
-        weight = FEED_WEIGHT if view.num_players == 2 else FEED_WEIGHT / 2
-        return weight * max(0.0, best - FEED_BASELINE)
+        w = self.ctx.w
+        weight = w.feed_weight if view.num_players == 2 else w.feed_weight / 2
+        return weight * max(0.0, best - w.feed_baseline)
 
     # -------------------------------------------------------------- options
 
@@ -283,11 +302,11 @@ class _Planner:
             if seat == view.seat:
                 continue
             hidden = len(grid.hidden_positions())
-            mu = grid.revealed_sum() + hidden * ctx.mean - OPP_LAST_TURN_GAIN
+            mu = grid.revealed_sum() + hidden * ctx.mean - ctx.w.opp_last_turn_gain
             sd = math.sqrt(hidden * ctx.variance + 6.0)
             p_lowest *= 1.0 - _normal_cdf((mine + 0.5 - mu) / sd)
         penalty = _penalty(view, mine) * ctx.patience
-        bonus = FINISH_BONUS if ctx.patience > 0 else FINISH_BONUS + 50.0  # end it now
+        bonus = ctx.w.finish_bonus if ctx.patience > 0 else ctx.w.finish_bonus + 50.0  # end it now
         return mine + (1.0 - p_lowest) * penalty - bonus
 
     def _score(self, cells: list[Cell], column: int, closes: int, discard: float) -> float:
@@ -299,10 +318,11 @@ class _Planner:
             after = self._total(cells, column)
         gain = self.current - after - discard
         if closes and ctx.view.finisher is None:
-            lead = max(-TEMPO_CAP, min(TEMPO_CAP, ctx.lead))
+            cap = ctx.w.tempo_cap
+            lead = max(-cap, min(cap, ctx.lead))
             if lead < 0:
                 lead *= ctx.patience  # a trailer stalls, but not for ever
-            gain += TEMPO * lead * closes
+            gain += ctx.w.tempo * lead * closes
         return gain
 
     def options_with_card(self, card: int, allow_reveal: bool) -> list[tuple[float, Action]]:
