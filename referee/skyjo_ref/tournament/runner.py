@@ -25,7 +25,8 @@ from typing import Any, Final, Protocol
 
 from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.config import TournamentConfig
-from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
+from skyjo_ref.tournament.league import league_games
+from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
 
@@ -126,7 +127,7 @@ async def run(
     """Play every scheduled game the store lacks; every finished game is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
-    games = schedule(config.bot_names, config.players_per_game, config.deals)
+    games = league_games(config.tables(), config.players_per_game, config.deals)
     done = store.finished_keys()
     todo = [g for g in games if g.key not in done]
     scheduled = {g.key for g in games}
