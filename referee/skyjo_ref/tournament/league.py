@@ -206,8 +206,8 @@ def _balanced_sample(
             moves = [(i, y, c) for i in homes[x] & homes[y] for c in range(n) if c not in chosen[i]]
         scored: list[tuple[int, bytes, int, int, int]] = []
         for index, leave, enter in moves:
-            new = tuple(sorted([m for m in chosen[index] if m != leave] + [enter]))
-            if new in taken:
+            candidate = tuple(sorted([m for m in chosen[index] if m != leave] + [enter]))
+            if candidate in taken:
                 continue
             delta = 0
             for m in chosen[index]:
