@@ -28,6 +28,7 @@ from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
+from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -38,6 +39,9 @@ TOP_KEYS: Final = (
     "rules",
     "players_per_game",
     "deals",
+    "schedule",
+    "challengers",
+    "meetings",
     "seed",
     "concurrency",
     "connect_timeout_s",
@@ -103,11 +107,25 @@ class TournamentConfig:
     referee: RefereeConfig
     rating: RatingConfig
     bots: tuple[BotSpec, ...]
+    schedule: str = "round_robin"  # one of league.SCHEDULE_KINDS
+    challengers: tuple[str, ...] = ()  # a gauntlet's challengers
+    meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bots)
+
+    def tables(self) -> list[tuple[str, ...]]:
+        """The tables this config's schedule plays (names sorted in each, tables sorted)."""
+        return league_tables(
+            self.schedule,
+            self.bot_names,
+            self.players_per_game,
+            challengers=self.challengers,
+            meetings=self.meetings,
+            seed=self.seed,
+        )
 
     def bot(self, name: str) -> BotSpec:
         for entry in self.bots:
@@ -258,6 +276,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         )
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
+    schedule_kind, challengers, meetings = _schedule(check, top, seen, k)
     _check_sandboxes(check, bots_raw, bots, referee)
 
     if output is not None:
@@ -286,6 +305,9 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         referee=referee,
         rating=rating,
         bots=tuple(bots),
+        schedule=schedule_kind,
+        challengers=challengers,
+        meetings=meetings,
         sandbox=default_sandbox,
     )
 
@@ -351,6 +373,78 @@ def _referee(check: _Checker, raw: Any) -> RefereeConfig:
     if address is not None and "listen" in ref:
         raise check.fail(("referee", "listen"), "give either address (a running referee) or listen, not both")
     return RefereeConfig(address=address, control_token=token, listen=listen)
+
+
+def _schedule(
+    check: _Checker, top: Mapping[str, Any], names: Mapping[str, int], k: int
+) -> tuple[str, tuple[str, ...], int]:
+    """The schedule kind and its settings: challengers for a gauntlet, meetings for a sample."""
+    kind = top.get("schedule", "round_robin")
+    if not isinstance(kind, str) or kind not in SCHEDULE_KINDS:
+        close = difflib.get_close_matches(str(kind), SCHEDULE_KINDS, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise check.fail(("schedule",), f"unknown schedule {kind!r}{hint}: expected one of {', '.join(SCHEDULE_KINDS)}")
+    if "challengers" in top and kind != "gauntlet":
+        raise check.fail(
+            ("challengers",),
+            f"challengers belong to a gauntlet, not a {kind} schedule: expected schedule: gauntlet, or no challengers",
+        )
+    if "meetings" in top and kind != "sampled":
+        raise check.fail(
+            ("meetings",),
+            f"meetings size a sampled schedule, not a {kind} one: expected schedule: sampled, or no meetings",
+        )
+    if kind == "gauntlet":
+        return kind, _challengers(check, top, names, k), 1
+    if kind == "sampled":
+        if "meetings" not in top:
+            raise check.fail(
+                ("schedule",),
+                "missing key 'meetings': a sampled schedule needs how many tables "
+                "every pair of bots shares (meetings: 1 or more)",
+            )
+        most = full_meetings(len(names), k)
+        meetings = top["meetings"]
+        if isinstance(meetings, bool) or not isinstance(meetings, int) or not 1 <= meetings <= most:
+            raise check.fail(
+                ("meetings",),
+                f"expected an integer from 1 to {most} (at {most} every pair shares "
+                f"every table it can: {len(names)} bots at {k} players), got {meetings!r}",
+            )
+        return kind, (), meetings
+    return kind, (), 1
+
+
+def _challengers(check: _Checker, top: Mapping[str, Any], names: Mapping[str, int], k: int) -> tuple[str, ...]:
+    if "challengers" not in top:
+        raise check.fail(
+            ("schedule",),
+            "missing key 'challengers': a gauntlet needs the names of the bots "
+            "that play the field (challengers: [name, ...])",
+        )
+    raw = top["challengers"]
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        raise check.fail(("challengers",), f"expected a non-empty list of bot names, got {_kind(raw)}")
+    chosen: list[str] = []
+    for index, name in enumerate(raw):
+        path: Path_ = ("challengers", index)
+        if not isinstance(name, str) or name not in names:
+            close = difflib.get_close_matches(str(name), list(names), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise check.fail(path, f"{name!r} is not one of the bots{hint}: expected a bot's name")
+        if name in chosen:
+            raise check.fail(path, f"{name!r} is listed twice: expected each challenger once")
+        chosen.append(name)
+    field = len(names) - len(chosen)
+    if field < max(1, k - 1):
+        raise check.fail(
+            ("challengers",),
+            f"{len(chosen)} challengers of {len(names)} bots leave a field of {field}: a table is one challenger "
+            f"and {k - 1} field bots, so expected at least {max(1, k - 1)} bots that are not challengers",
+        )
+    return tuple(chosen)
 
 
 def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str) -> RatingConfig:

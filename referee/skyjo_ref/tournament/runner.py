@@ -23,8 +23,9 @@ from typing import Any, Protocol
 
 from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.config import TournamentConfig
+from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.play import play_games
-from skyjo_ref.tournament.schedule import GameId, deal_match_seed, schedule
+from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
@@ -124,9 +125,12 @@ async def run(
     """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
-    games = schedule(config.bot_names, config.players_per_game, config.deals)
+    games = league_games(config.tables(), config.players_per_game, config.deals)
     # what a merge checks besides the fingerprint: the same schedule
-    store.set_info("schedule", {"bots": sorted(config.bot_names), "deals": config.deals})
+    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals}
+    if config.schedule != "round_robin":
+        plan.update(kind=config.schedule, challengers=sorted(config.challengers), meetings=config.meetings)
+    store.set_info("schedule", plan)
     if shard is not None:
         games = shard.select(games)
         store.set_info("shard", {"index": shard.index, "count": shard.count})
