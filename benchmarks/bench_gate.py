@@ -281,7 +281,7 @@ def main() -> None:
     if args.json is not None:
         args.json.write_text(
             json.dumps(
-                {"blocks_per_pair": blocks_per_pair, "runs": runs, "cells": [dataclasses.asdict(c) for c in cells]}, indent=2
+                {"blocks": blocks_per_pair, "runs": runs, "cells": [dataclasses.asdict(c) for c in cells]}, indent=2
             )
         )
 
