@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -124,6 +125,22 @@ def variances(blocks: Sequence[Block]) -> dict[str, float]:
     }
 
 
+def centred(blocks: Sequence[Block]) -> list[Block]:
+    """The pool with its luck features shifted to mean zero.
+
+    Resampling makes the pool the population: its luck must have mean zero
+    there, as it has in play (a pool's sample mean is not exactly zero, and
+    a control variate with a nonzero mean would bias the resampled tests).
+    """
+    n = len(blocks)
+    means = [sum(a.luck[i] + b.luck[i] for a, b in blocks) / (2 * n) for i in range(4)]
+
+    def shift(game: GameOutcome) -> GameOutcome:
+        return GameOutcome(game.score, tuple(x - m for x, m in zip(game.luck, means)))  # type: ignore[arg-type]
+
+    return [(shift(a), shift(b)) for a, b in blocks]
+
+
 def sequential(
     design: str, blocks: Sequence[Block], hyp: sprt.Hypotheses, rng: random.Random, cap: int
 ) -> tuple[int, str]:
@@ -199,7 +216,7 @@ PAIRS = {  # name: (candidate, baseline)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--blocks", type=int, default=1500, help="deal blocks per pair")
-    parser.add_argument("--runs", type=int, default=200, help="sequential tests per design and bounds")
+    parser.add_argument("--runs", type=int, default=150, help="sequential tests per design and bounds")
     parser.add_argument("--quick", action="store_true", help="a smoke run (few blocks and runs)")
     parser.add_argument("--json", type=Path, help="write every number here")
     parser.add_argument("--pools", type=Path, help="cache the played pools in this JSON file")
@@ -247,7 +264,7 @@ def main() -> None:
             (true_elo - width / 2, true_elo + width / 2),
             (true_elo - width, true_elo),
         ]
-        cells += measure(name, blocks, bounds, runs, seed=1)
+        cells += measure(name, centred(blocks), bounds, runs, seed=1)
     print()
     print(f"{'pair':<22} {'truth at':>9} {'design':<15} {'games':>7} {'wrong':>6} {'vs indep':>8}")
     base: dict[tuple[str, float], float] = {}
@@ -264,7 +281,7 @@ def main() -> None:
     if args.json is not None:
         args.json.write_text(
             json.dumps(
-                {"blocks_per_pair": blocks_per_pair, "runs": runs, "cells": [c.__dict__ for c in cells]}, indent=2
+                {"blocks": blocks_per_pair, "runs": runs, "cells": [dataclasses.asdict(c) for c in cells]}, indent=2
             )
         )
 

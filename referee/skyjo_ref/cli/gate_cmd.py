@@ -229,9 +229,9 @@ def gate(
             result = _run(spec, store, on_update, observer)
         finally:
             progress.stop()
-    except runner.TournamentBotError as exc:
-        report.finish(observer.played, str(exc), errors.EXIT_USAGE)
-        raise errors.UserError(f"{exc}; fix the bot and run the same command again") from None
+    except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as for tournaments
+        report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
+        raise errors.Unfinished(f"{exc}; fix the bot and run the same command again") from None
     except runner.TournamentUnfinished as exc:
         report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
         raise errors.Unfinished(f"{exc}; finished games are kept in {folder}: run the same command to go on") from None

@@ -25,9 +25,11 @@ FEATURES: Final = 4
 LUCK_WARMUP: Final = 16
 #: Drawn cards above this cost no more than it: a bad draw is discarded (docs/gate.md).
 DRAW_CLIP: Final = 4
-#: The least variance (pair score, 0..1) the normal approximation uses: one-sided early data (every block
-#: won) would otherwise have none and an infinite LLR. Skyjo's blocks vary about ten times more.
-MIN_VARIANCE: Final = 0.01
+#: The normal approximation's variance is shrunk toward this prior (pair scores 0..1: half the blocks
+#: split, the rest won or lost; Skyjo's measured 0.10-0.13) with the weight of this many blocks. Without
+#: it a test of a few blocks can see no variance at all (three blocks of 1) and stop on nothing.
+PRIOR_VARIANCE: Final = 0.125
+PRIOR_BLOCKS: Final = 16
 
 
 def _draw_value(card: int) -> float:
@@ -81,7 +83,8 @@ class LuckFit:
     def llr(self, s0: float, s1: float) -> float:
         """The luck-adjusted LLR (normal approximation) of mean pair score s1 against s0."""
         mean, var = self.adjusted()
-        return sprt.normal_llr(self.n, mean, max(var, MIN_VARIANCE), s0, s1)
+        shrunk = (self.n * var + PRIOR_BLOCKS * PRIOR_VARIANCE) / (self.n + PRIOR_BLOCKS)
+        return sprt.normal_llr(self.n, mean, shrunk, s0, s1)
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
