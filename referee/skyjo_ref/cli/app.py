@@ -55,7 +55,16 @@ def _register_commands() -> None:
     # Each command module adds its commands to ``app``; add a module's name here.
     import importlib
 
-    for name in ("tournament_cmd", "match_cmd", "play_cmd", "replay_cmd", "serve_cmd", "gate_cmd", "merge_cmd"):
+    for name in (
+        "tournament_cmd",
+        "match_cmd",
+        "play_cmd",
+        "replay_cmd",
+        "serve_cmd",
+        "gate_cmd",
+        "merge_cmd",
+        "report_cmd",
+    ):
         importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
 
 

@@ -23,7 +23,10 @@ HELP_KEYS = "Enter next action · p previous · n next round · NUMBER jump to r
 
 
 def register(app: typer.Typer) -> None:
-    app.command("replay", help="Show a game record (skyjo-game/1), step through it, or --check records.")(replay)
+    app.command(
+        "replay",
+        help="Show a game record (skyjo-game/1), step through it, --check records, or write its --html viewer.",
+    )(replay)
 
 
 def replay(
@@ -47,6 +50,13 @@ def replay(
             "--action", metavar="I", help="With --round: the position after action I (0-based) of that round."
         ),
     ] = None,
+    html: Annotated[
+        bool, typer.Option("--html", help="Write the report's game viewer for this record as one HTML page.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="With --html: the page to write (default: FILE.html)."),
+    ] = None,
     interactive: Annotated[
         bool | None,
         typer.Option(
@@ -62,7 +72,16 @@ def replay(
         raise typer.Exit(check_files(files))
     if len(files) != 1:
         raise errors.UserError(f"replay shows one record at a time, got {len(files)} files (use --check for several)")
+    if output is not None and not html:
+        raise errors.UserError("--output is where --html writes its page: add --html")
     cursor = _open(files[0])
+    if html:
+        if round_ is not None or action is not None or interactive:
+            raise errors.UserError(
+                "--html writes the whole game's viewer: it takes no --round, --action or --interactive"
+            )
+        write_html(cursor, files[0], output)
+        return
     console = Console(highlight=False)
     if action is not None and round_ is None:
         raise errors.UserError("--action I needs --round K: action indices count from 0 within a round")
@@ -81,6 +100,20 @@ def replay(
         step_through(cursor, console)
     else:
         console.print(render_summary(cursor))
+
+
+def write_html(cursor: ReplayCursor, path: Path, output: Path | None) -> None:
+    """The report's viewer for one (valid) record, as a page of its own."""
+    from skyjo_ref.cli.report_cmd import check_output
+    from skyjo_ref.report import write_game
+
+    target = output if output is not None else path.with_suffix(".html")
+    check_output(target)
+    try:
+        write_game(cursor.record, path.stem, target)
+    except OSError as exc:
+        raise errors.UserError(f"--output {target}: cannot write: {exc.strerror or exc}") from None
+    typer.echo(f"{target}: the viewer of {path}", err=True)
 
 
 def _open(path: Path) -> ReplayCursor:

@@ -58,6 +58,7 @@ class _SeatState:
     decisions: int = 0
     total_ms: float = 0.0
     max_ms: float = 0.0
+    decision_ms: list[float] = field(default_factory=list)  # each decision's time, for meta.decision_ms
 
 
 @dataclass(slots=True)
@@ -108,7 +109,7 @@ class GameRunner:
         try:
             opened = await asyncio.gather(
                 *(
-                    st.seat.open(GameStart(gid, i, game.players, game.rules, self.tc))
+                    st.seat.open(GameStart(gid, i, game.players, game.rules.in_force(), self.tc))
                     for i, st in enumerate(self.states)
                 )
             )
@@ -157,9 +158,11 @@ class GameRunner:
         finally:
             self._pending = None
         st.decisions += 1
+        st.decision_ms.append(answer.elapsed_ms)
         st.total_ms += answer.elapsed_ms
         st.max_ms = max(st.max_ms, answer.elapsed_ms)
-        st.bank_ms -= answer.elapsed_ms
+        if self.tc.bank_ms:  # no bank: time_left_ms stays NO_LIMIT_MS, as the protocol says
+            st.bank_ms -= answer.elapsed_ms
         fault, detail = answer.fault, answer.detail
         if fault is None:
             if answer.action is not None and answer.action in view.legal_actions:
@@ -268,6 +271,9 @@ class GameRunner:
                 }
                 for st in self.states
             ],
+            # per seat, the time each of its decisions took, in the order of its actions that are
+            # not tagged "forfeit" (the substitute's decisions are not timed): the report's histograms
+            "decision_ms": [[round(ms, 2) for ms in st.decision_ms] for st in self.states],
             "started_at": round(started, 3),
             "seconds": round(time.time() - started, 3),
         }

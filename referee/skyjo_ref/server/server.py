@@ -137,6 +137,31 @@ class ServerConfig:
         return config
 
 
+#: Pings a client may send too early (closer than ``min_client_ping_ms``) before GOAWAY too_many_pings.
+MAX_PING_STRIKES: Final = 2
+
+
+def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """The grpc core channel arguments of a referee.
+
+    The ping policy is what docs/writing-a-bot.md asks of bots: pings at most every
+    ``min_client_ping_ms`` (10 s; bots ping every 30 s), also on an idle stream and with
+    no call open. grpc core ignores argument names it does not know, so these are its
+    own names (``grpc.http2.min_ping_interval_without_data_ms`` is the server's minimum
+    interval between pings it receives); a test checks each name against the library.
+    """
+    return [
+        ("grpc.so_reuseport", 0),
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.keepalive_time_ms", config.keepalive_time_ms),
+        ("grpc.keepalive_timeout_ms", config.keepalive_timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", config.min_client_ping_ms),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+    ]
+
+
 #: The range of ``max_message_bytes`` (config file and ``--max-message-bytes``): gRPC takes an int32.
 MIN_MESSAGE_BYTES: Final = 1024
 MAX_MESSAGE_BYTES: Final = 2**31 - 1
@@ -200,17 +225,7 @@ class RefereeServer:
 
     async def start(self) -> None:
         c = self.config
-        options = [
-            ("grpc.so_reuseport", 0),
-            ("grpc.max_receive_message_length", c.max_message_bytes),
-            ("grpc.keepalive_time_ms", c.keepalive_time_ms),
-            ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_recv_ping_interval_without_data_ms", c.min_client_ping_ms),
-            ("grpc.http2.max_pings_without_data", 0),
-            ("grpc.http2.max_ping_strikes", 2),
-        ]
-        server = grpc.aio.server(options=options)
+        server = grpc.aio.server(options=grpc_server_options(c))
         pb_grpc.add_BotServiceServicer_to_server(_BotService(self), server)  # type: ignore[no-untyped-call]
         pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
         self._health = AsyncHealthServicer()
