@@ -23,6 +23,7 @@ from skyjo_ref.cli.options import check_json_target, table_console, write_json
 from skyjo_ref.cli.tournament_view import LineObserver, RichObserver, render_tables
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
+from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
@@ -86,6 +87,15 @@ def tournament(
             help="Play shard I of N (whole duplicate blocks) into its own folder; 'merge' joins the shards.",
         ),
     ] = None,
+    executor_text: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="WHERE",
+            help="Where games run: local, processes[:N] (Dask workers on this machine) or tcp://HOST:PORT "
+            "(a Dask scheduler); overrides the config's executor (docs/scale-out.md).",
+        ),
+    ] = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
@@ -100,6 +110,12 @@ def tournament(
         raise errors.UserError(str(exc)) from None
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
+    if executor_text is not None:
+        try:
+            config = dataclasses.replace(config, executor=Executor.parse(executor_text))
+        except ExecutorError as exc:
+            raise errors.UserError(f"--executor: {exc}") from None
+    backend = _backend(config, concurrency)
     check_json_target(json_file)
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
@@ -116,7 +132,7 @@ def tournament(
         else:
             observer = LineObserver(stderr)
         try:
-            summary = _run(runner.run(config, store, observer, concurrency=concurrency, shard=shard))
+            summary = _run(runner.run(config, store, observer, backend=backend, concurrency=concurrency, shard=shard))
         except runner.TournamentBotError as exc:
             observer.stop()
             raise errors.UserError(f"{exc}; fix the bot and run the same command again") from None
@@ -164,6 +180,19 @@ def tournament(
             write_json(json_file, data)
     finally:
         store.close()
+
+
+def _backend(config: TournamentConfig, concurrency: int | None) -> runner.BackendFactory | None:
+    """The Dask backend for a non-local executor (checked before the store is touched), else the default."""
+    if config.executor.is_local:
+        return None
+    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor
+
+    try:
+        check_executor(config, config.executor)
+    except runner.TournamentBotError as exc:
+        raise errors.UserError(str(exc)) from None
+    return backend_factory(config.executor, concurrency or config.concurrency)
 
 
 def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:

@@ -26,6 +26,7 @@ from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeCon
 
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
+from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -38,6 +39,7 @@ TOP_KEYS: Final = (
     "deals",
     "seed",
     "concurrency",
+    "executor",
     "connect_timeout_s",
     "time_control",
     "output",
@@ -91,6 +93,7 @@ class TournamentConfig:
     referee: RefereeConfig
     rating: RatingConfig
     bots: tuple[BotSpec, ...]
+    executor: Executor = Executor()  # where games run (executor.py); --executor overrides it
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -207,6 +210,10 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     if isinstance(connect, bool) or not isinstance(connect, int | float) or not 0 < connect <= 3600:
         raise check.fail(("connect_timeout_s",), f"expected seconds, a number from 0 to 3600 (not 0), got {connect!r}")
     referee = _referee(check, top.get("referee", {}))
+    try:
+        executor = Executor.parse(top.get("executor", "local"))
+    except ExecutorError as exc:
+        raise check.fail(("executor",), str(exc)) from None
 
     bots_raw = top.get("bots")
     if "bots" not in top:
@@ -268,6 +275,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         referee=referee,
         rating=rating,
         bots=tuple(bots),
+        executor=executor,
     )
 
 
