@@ -28,6 +28,7 @@ from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, Gate
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
+from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
@@ -156,6 +157,15 @@ def gate(
             "then run the gate on the merged folder for the verdict.",
         ),
     ] = None,
+    executor_text: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="WHERE",
+            help="Where games run: local (default), processes[:N] (Dask workers on this machine) or "
+            "tcp://HOST:PORT (a Dask scheduler); see docs/scale-out.md.",
+        ),
+    ] = None,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -201,6 +211,7 @@ def gate(
         luck=luck_adjust,
         shard=shard,
     )
+    backend = _backend(executor_text, spec)
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
@@ -214,7 +225,7 @@ def gate(
 
     try:
         try:
-            result = _run(spec, store, on_update, observer)
+            result = _run(spec, store, on_update, observer, backend)
         finally:
             progress.stop()
     except runner.TournamentBotError as exc:
@@ -280,7 +291,32 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     return store
 
 
-def _run(spec: GateSpec, store: Store, on_update: Callable[[GateTracker, int], None], observer: _Observer) -> GateRun:
+def _backend(text: str | None, spec: GateSpec) -> runner.BackendFactory | None:
+    """--executor: the Dask backend (checked before the store is touched), or None for the local referee."""
+    if text is None:
+        return None
+    try:
+        executor = Executor.parse(text)
+    except ExecutorError as exc:
+        raise errors.UserError(f"--executor: {exc}") from None
+    if executor.is_local:
+        return None
+    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor
+
+    try:
+        check_executor(spec.tournament_config(), executor)
+    except runner.TournamentBotError as exc:
+        raise errors.UserError(str(exc)) from None
+    return backend_factory(executor, spec.concurrency)
+
+
+def _run(
+    spec: GateSpec,
+    store: Store,
+    on_update: Callable[[GateTracker, int], None],
+    observer: _Observer,
+    backend: runner.BackendFactory | None = None,
+) -> GateRun:
     """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
 
     async def main() -> GateRun:
@@ -292,7 +328,7 @@ def _run(spec: GateSpec, store: Store, on_update: Callable[[GateTracker, int], N
             except (NotImplementedError, RuntimeError):
                 pass
         try:
-            return await run_gate(spec, store, on_update, observer)
+            return await run_gate(spec, store, on_update, observer, backend)
         except asyncio.CancelledError:
             raise KeyboardInterrupt from None
 
