@@ -17,7 +17,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -93,7 +93,7 @@ class TournamentConfig:
     referee: RefereeConfig
     rating: RatingConfig
     bots: tuple[BotSpec, ...]
-    executor: Executor = Executor()  # where games run (executor.py); --executor overrides it
+    executor: Executor = field(default_factory=Executor)  # where games run (executor.py); --executor overrides it
 
     @property
     def bot_names(self) -> tuple[str, ...]:

@@ -268,7 +268,7 @@ class DaskBackend:
         """Wait for a worker, then set up every worker (bots checked, processes started) before any game."""
         try:
             await self.client.wait_for_workers(1, timeout=self.config.connect_timeout_s)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             raise TournamentUnfinished(
                 f"no Dask worker joined {self.executor.describe()} within {self.config.connect_timeout_s:g} s "
                 "(connect_timeout_s): start workers with 'dask worker ADDRESS' (docs/scale-out.md)"
