@@ -169,6 +169,58 @@ def test_a_bot_missing_on_the_workers_is_named_before_any_game(
     assert stored_count(folder / "out" / "results.sqlite") == 0
 
 
+def start_cli(folder: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml", "--plain", *args],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_games(proc: subprocess.Popen[str], count: int) -> list[str]:
+    """Read the progress lines until ``count`` games are stored (or the run ends); the lines read."""
+    assert proc.stderr is not None
+    seen: list[str] = []
+    for line in proc.stderr:
+        seen.append(line)
+        if sum("] deal " in s for s in seen) >= count:
+            break
+    return seen
+
+
+def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    """Ctrl-C: exit 130, games kept; kill -9: the rerun plays only what is missing; the tables are local's."""
+    local, _ = cluster
+    reference = local_reference(tmp_path, deals=4)
+    folder = setup_folder(tmp_path / "dask")
+    write_config(folder, THREE_BOTS, deals=4)
+    db = folder / "out" / "results.sqlite"
+
+    proc = start_cli(folder, "--executor", local.scheduler_address)
+    seen = wait_for_games(proc, 2)
+    proc.send_signal(signal.SIGINT)
+    assert proc.stderr is not None
+    err = "".join(seen) + proc.stderr.read()
+    assert proc.wait(timeout=60) == 130, err
+    assert "Traceback" not in err
+    kept = stored_count(db)
+    assert f"interrupted: {kept} finished games are kept" in " ".join(err.split())
+
+    proc = start_cli(folder, "--executor", local.scheduler_address)
+    wait_for_games(proc, 2)
+    proc.kill()  # the coordinator dies; the workers' bots are reaped when idle (ROOM_IDLE_S)
+    proc.wait(timeout=30)
+    before = stored_count(db)
+    assert kept + 2 <= before < 24
+
+    resumed = cli("tournament", "league.yaml", "--executor", local.scheduler_address, "--json", "t.json", cwd=folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{24 - before} games played" in " ".join(resumed.stderr.split())
+    assert json.dumps(tables_json(folder / "t.json"), sort_keys=True) == json.dumps(reference, sort_keys=True)
+
+
 # -------------------------------------------------------------- all workers gone
 
 

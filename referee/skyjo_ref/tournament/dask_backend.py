@@ -57,6 +57,8 @@ from skyjo_ref.tournament.store import Store
 
 #: How often the coordinator looks at the scheduler's list of workers (joins, departures, none left).
 WATCH_INTERVAL_S: Final = 0.5
+#: A worker's room unused this long closes itself (its coordinator was killed and cannot close it).
+ROOM_IDLE_S: Final = 300.0
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
 SETUP_SAMPLE: Final = 512
 
@@ -131,6 +133,18 @@ class WorkerRoom:
         self.thread.start()
         self.context: contextlib.AbstractAsyncContextManager[Any] | None = None
         self.backend: Any = None
+        self.digest = digest
+        self.used_at = time.monotonic()
+        self.in_flight = 0
+        self.closed = threading.Event()
+        threading.Thread(target=self._reap_when_idle, name=f"skyjo-reaper-{digest[:8]}", daemon=True).start()
+
+    def _reap_when_idle(self) -> None:
+        """Close the room once no game came for ROOM_IDLE_S (a killed coordinator never says goodbye)."""
+        while not self.closed.wait(ROOM_IDLE_S / 10):
+            if self.in_flight == 0 and time.monotonic() - self.used_at > ROOM_IDLE_S:
+                close_rooms(self.digest)
+                return
 
     def _call(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
@@ -150,10 +164,16 @@ class WorkerRoom:
             raise type(exc)(f"on Dask worker {self.where}: {exc}") from None
 
     def play(self, job: GameJob) -> GameDone:
+        with self.lock:
+            self.in_flight += 1
         try:
             record = self._call(self.backend.play(job.seats, job.seed, job.game))
         except TournamentUnfinished as exc:
             raise type(exc)(f"on Dask worker {self.where}: {exc}") from None
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+                self.used_at = time.monotonic()
         return GameDone(record, self.new_faults(), self.where)
 
     def new_faults(self) -> tuple[FaultRow, ...]:
@@ -164,6 +184,7 @@ class WorkerRoom:
 
     def close(self) -> None:
         """Stop the bot processes and the referee (SIGTERM, then SIGKILL), and the loop."""
+        self.closed.set()
         if self.context is not None:
             with contextlib.suppress(Exception):
                 self._call(self.context.__aexit__(None, None, None))
