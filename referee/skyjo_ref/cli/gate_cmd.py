@@ -7,6 +7,7 @@ reached without a verdict; 2 bad input; 3 could not finish; 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -211,7 +212,7 @@ def gate(
         luck=luck_adjust,
         shard=shard,
     )
-    backend = _backend(executor_text, spec)
+    backend, spec = _backend(executor_text, spec)
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
@@ -291,23 +292,25 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     return store
 
 
-def _backend(text: str | None, spec: GateSpec) -> runner.BackendFactory | None:
-    """--executor: the Dask backend (checked before the store is touched), or None for the local referee."""
+def _backend(text: str | None, spec: GateSpec) -> tuple[runner.BackendFactory | None, GateSpec]:
+    """--executor: the Dask backend (checked before the store is touched) and the spec with the games to keep
+    submitted; None and the spec unchanged for the local referee."""
     if text is None:
-        return None
+        return None, spec
     try:
         executor = Executor.parse(text)
     except ExecutorError as exc:
         raise errors.UserError(f"--executor: {exc}") from None
     if executor.is_local:
-        return None
-    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor
+        return None, spec
+    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor, in_flight
 
     try:
         check_executor(spec.tournament_config(), executor)
     except runner.TournamentBotError as exc:
         raise errors.UserError(str(exc)) from None
-    return backend_factory(executor, spec.concurrency)
+    factory = backend_factory(executor, spec.concurrency)
+    return factory, dataclasses.replace(spec, concurrency=in_flight(executor, spec.concurrency))
 
 
 def _run(

@@ -115,7 +115,7 @@ def tournament(
             config = dataclasses.replace(config, executor=Executor.parse(executor_text))
         except ExecutorError as exc:
             raise errors.UserError(f"--executor: {exc}") from None
-    backend = _backend(config, concurrency)
+    backend, slots = _backend(config, concurrency)
     check_json_target(json_file)
     store = _open_store(config, new, stderr)
     _warn_tight_clock(config, concurrency, stderr)
@@ -132,7 +132,7 @@ def tournament(
         else:
             observer = LineObserver(stderr)
         try:
-            summary = _run(runner.run(config, store, observer, backend=backend, concurrency=concurrency, shard=shard))
+            summary = _run(runner.run(config, store, observer, backend=backend, concurrency=slots, shard=shard))
         except runner.TournamentBotError as exc:
             observer.stop()
             raise errors.UserError(f"{exc}; fix the bot and run the same command again") from None
@@ -182,17 +182,19 @@ def tournament(
         store.close()
 
 
-def _backend(config: TournamentConfig, concurrency: int | None) -> runner.BackendFactory | None:
-    """The Dask backend for a non-local executor (checked before the store is touched), else the default."""
+def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[runner.BackendFactory | None, int | None]:
+    """The Dask backend for a non-local executor (checked before the store is touched) and the games to keep
+    submitted; the defaults for local."""
     if config.executor.is_local:
-        return None
-    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor
+        return None, concurrency
+    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor, in_flight
 
     try:
         check_executor(config, config.executor)
     except runner.TournamentBotError as exc:
         raise errors.UserError(str(exc)) from None
-    return backend_factory(config.executor, concurrency or config.concurrency)
+    slots = concurrency or config.concurrency
+    return backend_factory(config.executor, slots), in_flight(config.executor, slots)
 
 
 def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:

@@ -59,6 +59,8 @@ from skyjo_ref.tournament.store import Store
 WATCH_INTERVAL_S: Final = 0.5
 #: A worker's room unused this long closes itself (its coordinator was killed and cannot close it).
 ROOM_IDLE_S: Final = 300.0
+#: Games submitted per game slot: a worker's next game waits on it while the last result travels back.
+PREFETCH: Final = 2
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
 SETUP_SAMPLE: Final = 512
 
@@ -296,8 +298,8 @@ class DaskBackend:
             ) from None
         workers = await self._workers()
         self.known = set(workers)
-        threads = sum(int(w.get("nthreads", 1)) for w in workers.values()) or 1
-        self.slots = max(1, math.ceil(concurrency / max(len(workers), 1)), threads // max(len(workers), 1))
+        # bot processes per bot on a worker: one per game it plays at once (its threads)
+        self.slots = max([int(w.get("nthreads", 1)) for w in workers.values()] + [1])
         sample = tuple(todo[:SETUP_SAMPLE])
         setups = [
             self.client.submit(
@@ -472,6 +474,11 @@ async def dask_backend(
             await client.close()
             if cluster is not None:
                 await cluster.close()
+
+
+def in_flight(executor: Executor, concurrency: int) -> int:
+    """Games the execution layer keeps submitted: ``concurrency`` play at once, as many more wait on workers."""
+    return concurrency if executor.is_local else PREFETCH * concurrency
 
 
 def backend_factory(executor: Executor, concurrency: int) -> BackendFactory | None:
