@@ -59,8 +59,11 @@ from skyjo_ref.tournament.store import Store
 WATCH_INTERVAL_S: Final = 0.5
 #: A worker's room unused this long closes itself (its coordinator was killed and cannot close it).
 ROOM_IDLE_S: Final = 300.0
-#: Games submitted per game slot: a worker's next game waits on it while the last result travels back.
+#: Batches submitted per game slot: a worker's next batch waits on it while the last result travels back.
 PREFETCH: Final = 2
+#: Games in one task: a task's round trip (client, scheduler, worker, back) costs milliseconds of CPU and,
+#: on a loaded machine, tens of milliseconds of waiting; a batch pays it once for several games.
+BATCH: Final = 4
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
 SETUP_SAMPLE: Final = 512
 
@@ -239,9 +242,10 @@ def setup_worker(config: TournamentConfig, digest: str, slots: int, sample: tupl
     return _worker_address()
 
 
-def play_on_worker(job: GameJob) -> GameDone:
-    """The game task: play one game in this worker's room and return its record."""
-    return room_for(job.config, job.digest, job.slots).play(job)
+def play_batch_on_worker(jobs: tuple[GameJob, ...]) -> tuple[GameDone, ...]:
+    """The game task: play a few games one after the other in this worker's room; their records."""
+    room = room_for(jobs[0].config, jobs[0].digest, jobs[0].slots)
+    return tuple(room.play(job) for job in jobs)
 
 
 def close_rooms(digest: str) -> int:
@@ -276,7 +280,11 @@ class DaskBackend:
         self.worker_config = dataclasses.replace(
             config, referee=RefereeConfig(), executor=Executor(), output=Path(tempfile.gettempdir())
         )
-        self.slots = 1
+        self.slots = 1  # bot processes per bot on a worker
+        self.threads = 1  # game slots on all workers
+        self.queue: list[tuple[GameJob, asyncio.Future[GameDone]]] = []
+        self.batches_in_flight = 0
+        self.batch_tasks: set[asyncio.Task[None]] = set()
         self.known: set[str] = set()
         self.lost = asyncio.Event()
         self.failure: TournamentUnfinished | None = None
@@ -300,6 +308,7 @@ class DaskBackend:
         self.known = set(workers)
         # bot processes per bot on a worker: one per game it plays at once (its threads)
         self.slots = max([int(w.get("nthreads", 1)) for w in workers.values()] + [1])
+        self.threads = max(sum(int(w.get("nthreads", 1)) for w in workers.values()), 1)
         sample = tuple(todo[:SETUP_SAMPLE])
         setups = [
             self.client.submit(
@@ -330,39 +339,76 @@ class DaskBackend:
         return True  # the scheduler queues what no worker can take yet
 
     async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
-        """Send ``game`` to a worker; return its record when it comes back (a dead worker's game is replayed)."""
-        from distributed import KilledWorker
-
+        """Send ``game`` to a worker (in a batch); return its record when it comes back."""
         if self.failure is not None:
             raise self.failure
         job = GameJob(self.worker_config, self.digest, self.slots, tuple(seats), seed, game)
-        future = self.client.submit(
-            play_on_worker, job, key=f"skyjo-game-{self.digest[:16]}-{game.key}", pure=False, retries=0
-        )
-        result = asyncio.ensure_future(future.result())
-        lost = asyncio.ensure_future(self.lost.wait())
+        waiter: asyncio.Future[GameDone] = asyncio.get_running_loop().create_future()
+        self.queue.append((job, waiter))
+        self._flush()
+        lost: asyncio.Future[Any] = asyncio.ensure_future(self.lost.wait())
+        watched: set[asyncio.Future[Any]] = {waiter, lost}
         try:
-            await asyncio.wait({result, lost}, return_when=asyncio.FIRST_COMPLETED)
-            if not result.done():
+            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+            if not waiter.done():
                 assert self.failure is not None
                 raise self.failure
-            done: GameDone = result.result()
-        except KilledWorker:
-            raise TournamentUnfinished(
-                f"game {game.key}: Dask workers died while playing it, three times (KilledWorker); "
-                "see the workers' logs"
-            ) from None
+            done = waiter.result()
         finally:
             lost.cancel()
-            if not result.done():
-                result.cancel()
-                with contextlib.suppress(Exception):
-                    await self.client.cancel([future])
-            future.release()
+            if not waiter.done():
+                waiter.cancel()
         for bot, kind, detail, key in done.faults:
             self.store.add_fault(bot, kind, f"on Dask worker {done.worker}: {detail}", key)
             self.observer.note(f"bot {bot} on Dask worker {done.worker}: {detail}")
         return done.record
+
+    def _flush(self) -> None:
+        """Submit queued games: a full batch, or what there is when a worker thread would otherwise wait."""
+        while self.queue and (len(self.queue) >= BATCH or self.batches_in_flight < self.threads):
+            batch, self.queue = self.queue[:BATCH], self.queue[BATCH:]
+            self.batches_in_flight += 1
+            task = asyncio.create_task(self._run_batch(batch))
+            self.batch_tasks.add(task)
+            task.add_done_callback(self.batch_tasks.discard)
+
+    async def _run_batch(self, batch: list[tuple[GameJob, asyncio.Future[GameDone]]]) -> None:
+        """One task of up to BATCH games on a worker; each game's record goes to its waiting ``play``."""
+        from distributed import KilledWorker
+
+        jobs = tuple(job for job, _ in batch)
+        key = f"skyjo-games-{self.digest[:16]}-{jobs[0].game.key}-{len(jobs)}"
+        future = self.client.submit(play_batch_on_worker, jobs, key=key, pure=False, retries=0)
+        try:
+            results: tuple[GameDone, ...] = await future.result()
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await self.client.cancel([future])
+            raise
+        except KilledWorker:
+            error: BaseException = TournamentUnfinished(
+                f"games {', '.join(j.game.key for j in jobs)}: Dask workers died while playing them, "
+                "three times (KilledWorker); see the workers' logs"
+            )
+            self._fail_batch(batch, error)
+            return
+        except Exception as exc:
+            self._fail_batch(batch, exc)
+            return
+        finally:
+            self.batches_in_flight -= 1
+            future.release()
+            self._flush()
+        for (_, waiter), done in zip(batch, results, strict=True):
+            if not waiter.done():
+                waiter.set_result(done)
+
+    @staticmethod
+    def _fail_batch(batch: list[tuple[GameJob, asyncio.Future[GameDone]]], error: BaseException) -> None:
+        for _, waiter in batch:
+            if not waiter.done():
+                waiter.set_exception(error)
+                break  # one waiter raises it (the run stops); the others are cancelled when it does
 
     async def _watch(self) -> None:
         """Say when workers leave or join; stop the run when none is left for ``connect_timeout_s``."""
@@ -398,9 +444,10 @@ class DaskBackend:
 
     async def aclose(self) -> None:
         """Stop the tournament's bots and referees on every worker."""
-        if self.watcher is not None:
-            self.watcher.cancel()
-            await asyncio.gather(self.watcher, return_exceptions=True)
+        tasks = [*self.batch_tasks, *([self.watcher] if self.watcher is not None else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self.failure is None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.run(close_rooms, self.digest), 30)
@@ -478,7 +525,7 @@ async def dask_backend(
 
 def in_flight(executor: Executor, concurrency: int) -> int:
     """Games the execution layer keeps submitted: ``concurrency`` play at once, as many more wait on workers."""
-    return concurrency if executor.is_local else PREFETCH * concurrency
+    return concurrency if executor.is_local else PREFETCH * BATCH * concurrency
 
 
 def backend_factory(executor: Executor, concurrency: int) -> BackendFactory | None:
