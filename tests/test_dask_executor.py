@@ -30,6 +30,7 @@ from skyjo_ref.tournament.store import Store, StoredGame
 from test_tournament_run import THREE_BOTS, cli, setup_folder, stored_count, tables_json, write_config
 
 DASK = Path(sys.executable).with_name("dask")
+MINIMAL = str(Path(__file__).resolve().parent.parent / "examples" / "python" / "minimal_bot.py")
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +220,36 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(tmp_path: Path, cluste
     assert resumed.returncode == 0, resumed.stderr
     assert f"{24 - before} games played" in " ".join(resumed.stderr.split())
     assert json.dumps(tables_json(folder / "t.json"), sort_keys=True) == json.dumps(reference, sort_keys=True)
+
+
+def test_gate_on_a_scheduler_reaches_the_local_verdict(tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    local, _ = cluster
+    args = (MINIMAL, "greedy", "--elo0", "-300", "--elo1", "-150", "--option", "end_score=30", "-j", "2")
+    runs = {}
+    for name, extra in (("local", ()), ("dask", ("--executor", local.scheduler_address))):
+        done = subprocess.run(
+            [sys.executable, "-m", "skyjo_ref", "gate", *args, *extra, "--out", name, "--json", f"{name}.json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=110,
+        )
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert runs["local"]["verdict"] == "accepted"
+    for key in ("verdict", "games", "llr", "pentanomial", "history", "elo", "elo_ci"):
+        assert runs["dask"][key] == runs["local"][key], key
+
+
+def test_a_bad_executor_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    folder = setup_folder(tmp_path)
+    write_config(folder, THREE_BOTS)
+    result = cli("tournament", "league.yaml", "--executor", "cluster", cwd=folder)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "error: --executor: 'cluster': expected 'local', 'processes', 'processes:N' (N worker processes) "
+        "or a Dask scheduler address tcp://HOST:PORT"
+    )
 
 
 # -------------------------------------------------------------- all workers gone
