@@ -36,7 +36,7 @@ from typing import Any
 from skyjo_ref import records
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import TournamentConfig, parse_config
-from skyjo_ref.tournament.dask_backend import backend_factory, in_flight
+from skyjo_ref.tournament.dask_backend import BATCH, backend_factory, in_flight
 from skyjo_ref.tournament.executor import Executor
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store, StoredGame
@@ -192,9 +192,13 @@ def coordinator_parts(sample_games: int) -> dict[str, Any]:
 
 
 def model(per_worker_games_per_s: float, coordinator_ms: float, scheduler_ms: float) -> dict[str, Any]:
-    """Games/s at W workers: W x one worker's rate, capped by the coordinator and by the scheduler."""
+    """Games/s at W workers: W x one worker's rate, capped by the coordinator and by the scheduler.
+
+    The coordinator's CPU per game (Dask client, replay check, commit; with ``processes`` the scheduler
+    runs in it too) bounds what one writer can take in: 1 / that. Workers add their rate until then.
+    """
     writer_cap = 1000 / coordinator_ms
-    scheduler_cap = 1000 / scheduler_ms
+    scheduler_cap = 1000 * BATCH / scheduler_ms  # one task carries up to BATCH games
     out: dict[str, Any] = {"writer_cap_games_per_s": writer_cap, "scheduler_cap_games_per_s": scheduler_cap}
     for workers in (4, 16, 64):
         out[str(workers)] = min(workers * per_worker_games_per_s, writer_cap, scheduler_cap)

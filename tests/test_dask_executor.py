@@ -68,9 +68,11 @@ def run_on(config_path: Path, executor: Executor, observer: runner.Observer | No
         return runner.compute_tables(config, store).to_json()
 
 
-def local_reference(tmp_path: Path, deals: int) -> dict[str, Any]:
-    folder = setup_folder(tmp_path / "local")
-    write_config(folder, THREE_BOTS, deals=deals)
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The tables of THREE_BOTS over 4 deals with executor local, played once for the module."""
+    folder = setup_folder(tmp_path_factory.mktemp("local"))
+    write_config(folder, THREE_BOTS, deals=4)
     result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
     assert result.returncode == 0, result.stderr
     return tables_json(folder / "tables.json")
@@ -111,25 +113,23 @@ def test_remote_bots_are_refused_with_a_dask_executor(tmp_path: Path) -> None:
 # ------------------------------------------------------------ the same tables
 
 
-def test_processes_cli_gives_the_local_tables_byte_for_byte(tmp_path: Path) -> None:
-    reference = local_reference(tmp_path, deals=3)
+def test_processes_cli_gives_the_local_tables_byte_for_byte(tmp_path: Path, reference: dict[str, Any]) -> None:
     folder = setup_folder(tmp_path / "processes")
-    write_config(folder, THREE_BOTS, deals=3)
+    write_config(folder, THREE_BOTS, deals=4)
     result = cli(
         "tournament", "league.yaml", "--executor", "processes:2", "--json", "tables.json", "--plain", cwd=folder
     )
     assert result.returncode == 0, result.stderr
-    assert "18 games played" in " ".join(result.stderr.split())
+    assert "24 games played" in " ".join(result.stderr.split())
     ours = tables_json(folder / "tables.json")
     assert json.dumps(ours, sort_keys=True) == json.dumps(reference, sort_keys=True)
 
 
 def test_scheduler_address_gives_the_local_tables_and_survives_a_killed_worker(
-    tmp_path: Path, cluster: tuple[LocalCluster, Client]
+    tmp_path: Path, cluster: tuple[LocalCluster, Client], reference: dict[str, Any]
 ) -> None:
     """kill -9 of a worker process that is playing games: they are played elsewhere, the tables do not change."""
     local, client = cluster
-    reference = local_reference(tmp_path, deals=4)
     folder = setup_folder(tmp_path / "dask")
     path = write_config(folder, THREE_BOTS, deals=4)
     pids: dict[str, int] = client.run(os.getpid)
@@ -191,10 +191,11 @@ def wait_for_games(proc: subprocess.Popen[str], count: int) -> list[str]:
     return seen
 
 
-def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
+    tmp_path: Path, cluster: tuple[LocalCluster, Client], reference: dict[str, Any]
+) -> None:
     """Ctrl-C: exit 130, games kept; kill -9: the rerun plays only what is missing; the tables are local's."""
     local, _ = cluster
-    reference = local_reference(tmp_path, deals=4)
     folder = setup_folder(tmp_path / "dask")
     write_config(folder, THREE_BOTS, deals=4)
     db = folder / "out" / "results.sqlite"
