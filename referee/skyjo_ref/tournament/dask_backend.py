@@ -26,6 +26,7 @@ deterministic bots); after three deaths on one game Dask gives up on it
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
@@ -152,7 +153,15 @@ class WorkerRoom:
                 return
 
     def _call(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+        """Run ``coroutine`` on the room's loop and wait for it (giving up if the room is closed meanwhile)."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        while True:
+            try:
+                return future.result(timeout=1.0)
+            except concurrent.futures.TimeoutError:
+                if self.closed.is_set() and not self.thread.is_alive():
+                    future.cancel()
+                    raise TournamentUnfinished("the worker's referee was closed during the game") from None
 
     def open(self, sample: Sequence[GameId], slots: int) -> None:
         """Start the referee and the bot processes the first games need (before any game is played)."""
