@@ -508,7 +508,8 @@ async def dask_backend(
                 threads_per_worker=max(1, math.ceil(concurrency / count)),
                 processes=True,
                 asynchronous=True,
-                dashboard_address=None,
+                host="127.0.0.1",  # this machine only: nobody else may send the workers code
+                dashboard_address=":0",  # its HTTP server on a free port (8787 may be another cluster's)
                 silence_logs=logging.ERROR,
             )
             client = await distributed.Client(cluster, asynchronous=True)
