@@ -204,8 +204,7 @@ class WorkerRoom:
                 self._call(self.context.__aexit__(None, None, None))
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
-        self.store.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self.store.close()  # the folder stays: the bots' logs are there, and messages name them
 
 
 _rooms: dict[str, WorkerRoom] = {}
