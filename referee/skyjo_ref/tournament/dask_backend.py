@@ -509,7 +509,7 @@ async def dask_backend(
                 asynchronous=True,
                 host="127.0.0.1",  # this machine only: nobody else may send the workers code
                 dashboard_address=":0",  # its HTTP server on a free port (8787 may be another cluster's)
-                silence_logs=logging.ERROR,
+                silence_logs=logging.CRITICAL,  # workers logging a closing scheduler is not news
             )
             client = await distributed.Client(cluster, asynchronous=True)
         else:
