@@ -110,6 +110,22 @@ def test_remote_bots_are_refused_with_a_dask_executor(tmp_path: Path) -> None:
     assert not (folder / "out").exists() or stored_count(folder / "out" / "results.sqlite") == 0
 
 
+def test_a_game_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    """At-least-once execution: a worker that died after finishing a game sends no record, another worker's does;
+    should both arrive, the store keeps one game under its key."""
+    folder = setup_folder(tmp_path)
+    write_config(folder, "  - {name: greedy, builtin: greedy}\n  - {name: random, builtin: random}\n", deals=1)
+    config = load_config(folder / "league.yaml")
+    with Store(config.output) as store:
+        asyncio.run(runner.run(config, store))
+        game = store.games()[0]
+        record = store.record(game.id.key)
+        assert record is not None
+        again = store.add_game(game.id, "0/deal/0", record, 0.1)
+        assert store.count() == 2 and again == game  # two games scheduled, the second delivery replaced the first
+        assert [g for g in store.games() if g.id == game.id] == [game]
+
+
 # ------------------------------------------------------------ the same tables
 
 
