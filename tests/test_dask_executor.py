@@ -27,7 +27,7 @@ from skyjo_ref.tournament.config import ConfigError, load_config
 from skyjo_ref.tournament.dask_backend import backend_factory
 from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.store import Store, StoredGame
-from test_tournament_run import THREE_BOTS, cli, setup_folder, stored_count, tables_json, write_config
+from test_tournament_run import BOT_SOURCE, THREE_BOTS, cli, setup_folder, stored_count, tables_json, write_config
 
 DASK = Path(sys.executable).with_name("dask")
 MINIMAL = str(Path(__file__).resolve().parent.parent / "examples" / "python" / "minimal_bot.py")
@@ -186,6 +186,12 @@ def test_a_bot_missing_on_the_workers_is_named_before_any_game(
     assert stored_count(folder / "out" / "results.sqlite") == 0
 
 
+#: The tests' low-card bot, 20 ms slower a decision (the same decisions): a run cannot end before the signal.
+SLOW_SOURCE = BOT_SOURCE.replace("import os\n", "import os\nimport time\n", 1).replace(
+    "self.decisions += 1\n", "self.decisions += 1\n        time.sleep(0.02)\n", 1
+)
+
+
 def start_cli(folder: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml", "--plain", *args],
@@ -214,6 +220,7 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     local, _ = cluster
     folder = setup_folder(tmp_path / "dask")
     write_config(folder, THREE_BOTS, deals=4)
+    (folder / "bots" / "low.py").write_text(SLOW_SOURCE, encoding="utf-8")  # the run outlasts a busy test process
     db = folder / "out" / "results.sqlite"
 
     proc = start_cli(folder, "--executor", local.scheduler_address)
