@@ -8,6 +8,7 @@ was struck or crashed; 2 bad input; 3 could not finish; 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 import time
@@ -31,6 +32,7 @@ from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
+from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
@@ -166,6 +168,15 @@ def gate(
             "then run the gate on the merged folder for the verdict.",
         ),
     ] = None,
+    executor_text: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="WHERE",
+            help="Where games run: local (default), processes[:N] (Dask workers on this machine) or "
+            "tcp://HOST:PORT (a Dask scheduler); see docs/scale-out.md.",
+        ),
+    ] = None,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -213,6 +224,7 @@ def gate(
         luck=luck_adjust,
         shard=shard,
     )
+    backend, spec = _backend(executor_text, spec)
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
@@ -226,7 +238,7 @@ def gate(
 
     try:
         try:
-            result = _run(spec, store, on_update, observer)
+            result = _run(spec, store, on_update, observer, backend)
         finally:
             progress.stop()
     except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as for tournaments
@@ -297,7 +309,34 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     return store
 
 
-def _run(spec: GateSpec, store: Store, on_update: Callable[[GateTracker, int], None], observer: _Observer) -> GateRun:
+def _backend(text: str | None, spec: GateSpec) -> tuple[runner.BackendFactory | None, GateSpec]:
+    """--executor: the Dask backend (checked before the store is touched) and the spec with the games to keep
+    submitted; None and the spec unchanged for the local referee."""
+    if text is None:
+        return None, spec
+    try:
+        executor = Executor.parse(text)
+    except ExecutorError as exc:
+        raise errors.UserError(f"--executor: {exc}") from None
+    if executor.is_local:
+        return None, spec
+    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor, in_flight
+
+    try:
+        check_executor(spec.tournament_config(), executor)
+    except runner.TournamentBotError as exc:
+        raise errors.UserError(str(exc)) from None
+    factory = backend_factory(executor, spec.concurrency)
+    return factory, dataclasses.replace(spec, concurrency=in_flight(executor, spec.concurrency))
+
+
+def _run(
+    spec: GateSpec,
+    store: Store,
+    on_update: Callable[[GateTracker, int], None],
+    observer: _Observer,
+    backend: runner.BackendFactory | None = None,
+) -> GateRun:
     """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
 
     async def main() -> GateRun:
@@ -309,7 +348,7 @@ def _run(spec: GateSpec, store: Store, on_update: Callable[[GateTracker, int], N
             except (NotImplementedError, RuntimeError):
                 pass
         try:
-            return await run_gate(spec, store, on_update, observer)
+            return await run_gate(spec, store, on_update, observer, backend)
         except asyncio.CancelledError:
             raise KeyboardInterrupt from None
 

@@ -34,6 +34,7 @@ from skyjo_ref.cli.tournament_view import (
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
+from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
@@ -114,6 +115,15 @@ def tournament(
         float,
         typer.Option(min=0.1, metavar="SECONDS", help="...or once this many seconds passed, whichever comes first."),
     ] = PROGRESS_EVERY_S,
+    executor_text: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="WHERE",
+            help="Where games run: local, processes[:N] (Dask workers on this machine) or tcp://HOST:PORT "
+            "(a Dask scheduler); overrides the config's executor (docs/scale-out.md).",
+        ),
+    ] = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
@@ -129,6 +139,12 @@ def tournament(
         raise errors.UserError(str(exc)) from None
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
+    if executor_text is not None:
+        try:
+            config = dataclasses.replace(config, executor=Executor.parse(executor_text))
+        except ExecutorError as exc:
+            raise errors.UserError(f"--executor: {exc}") from None
+    backend, slots = _backend(config, concurrency)
     check_json_target(json_file)
     check_markdown_target(markdown_file, json_file)
     store = _open_store(config, new, stderr)
@@ -148,7 +164,7 @@ def tournament(
             observer = LineObserver(stderr, every_games=progress_every, every_s=progress_seconds)
         counter = _Counting(observer)
         try:
-            summary = _run(runner.run(config, store, counter, concurrency=concurrency, shard=shard))
+            summary = _run(runner.run(config, store, counter, backend=backend, concurrency=slots, shard=shard))
         except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as documented
             observer.stop()
             outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)
@@ -296,6 +312,19 @@ class _Outputs:
             title = f"{config.name}: Elo" + (f" (shard {self.shard.label})" if self.shard is not None else "")
             text = markdown.summary(title, tables, found, facts=facts, stopped=stopped, failed=failed)
             markdown.write_markdown(self.markdown_file, text)
+def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[runner.BackendFactory | None, int | None]:
+    """The Dask backend for a non-local executor (checked before the store is touched) and the games to keep
+    submitted; the defaults for local."""
+    if config.executor.is_local:
+        return None, concurrency
+    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor, in_flight
+
+    try:
+        check_executor(config, config.executor)
+    except runner.TournamentBotError as exc:
+        raise errors.UserError(str(exc)) from None
+    slots = concurrency or config.concurrency
+    return backend_factory(config.executor, slots), in_flight(config.executor, slots)
 
 
 def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:

@@ -29,6 +29,7 @@ from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
+from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -44,6 +45,7 @@ TOP_KEYS: Final = (
     "meetings",
     "seed",
     "concurrency",
+    "executor",
     "connect_timeout_s",
     "time_control",
     "output",
@@ -111,6 +113,7 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
+    executor: Executor = field(default_factory=Executor)  # where games run (executor.py); --executor overrides it
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -242,6 +245,10 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         _limits(check, top["limits"], ("limits",)) if "limits" in top else Limits(),
         _network(check, top["network"], ("network",)) if "network" in top else True,
     )
+    try:
+        executor = Executor.parse(top.get("executor", "local"))
+    except ExecutorError as exc:
+        raise check.fail(("executor",), str(exc)) from None
 
     bots_raw = top.get("bots")
     if "bots" not in top:
@@ -309,6 +316,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         challengers=challengers,
         meetings=meetings,
         sandbox=default_sandbox,
+        executor=executor,
     )
 
 
