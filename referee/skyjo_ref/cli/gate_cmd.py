@@ -31,8 +31,8 @@ from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, Gate
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.executor import Executor, ExecutorError
+from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError

@@ -33,8 +33,8 @@ from skyjo_ref.cli.tournament_view import (
 )
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
-from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.executor import Executor, ExecutorError
+from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import Tables, compute

@@ -28,8 +28,8 @@ from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
-from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.executor import Executor, ExecutorError
+from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
