@@ -312,6 +312,8 @@ class _Outputs:
             title = f"{config.name}: Elo" + (f" (shard {self.shard.label})" if self.shard is not None else "")
             text = markdown.summary(title, tables, found, facts=facts, stopped=stopped, failed=failed)
             markdown.write_markdown(self.markdown_file, text)
+
+
 def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[runner.BackendFactory | None, int | None]:
     """The Dask backend for a non-local executor (checked before the store is touched) and the games to keep
     submitted; the defaults for local."""
