@@ -194,7 +194,7 @@ SLOW_SOURCE = BOT_SOURCE.replace("import os\n", "import os\nimport time\n", 1).r
 
 def start_cli(folder: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml", "--plain", *args],
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml", "--plain", "--progress-every", "1", *args],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -307,7 +307,18 @@ def test_all_workers_gone_exits_3_and_keeps_finished_games(tmp_path: Path) -> No
             path = write_config(folder, THREE_BOTS, deals=20)
             path.write_text(path.read_text().replace("concurrency: 2", "concurrency: 2\nconnect_timeout_s: 2"))
             proc = subprocess.Popen(
-                [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml", "--executor", address, "--plain"],
+                [
+                    sys.executable,
+                    "-m",
+                    "skyjo_ref",
+                    "tournament",
+                    "league.yaml",
+                    "--executor",
+                    address,
+                    "--plain",
+                    "--progress-every",
+                    "1",
+                ],
                 cwd=folder,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
