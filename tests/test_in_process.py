@@ -1,0 +1,153 @@
+"""Trusted Python bots played inside the referee's process (``match --in-process``), and ``--concurrency``.
+
+Real commands in subprocesses; the stuck bots really sleep or spin forever, and
+the run must still end, with the stuck seat struck or forfeited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = ROOT / "examples" / "python" / "minimal_bot.py"
+
+
+def skyjo(*args: str, timeout: float = 100) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "120", "SKYJO_CONTROL_TOKEN": "", "SKYJO_REFEREE": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def without_timing(value: Any) -> Any:
+    """The summary with fields that measure time removed (they differ from run to run)."""
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if not k.endswith("_ms") and "time" not in k}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
+    return value
+
+
+def summary(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
+    out = skyjo("match", *args, "--json", str(tmp_path / name))
+    assert out.returncode == 0, out.stderr
+    data: dict[str, Any] = json.loads((tmp_path / name).read_text())
+    return data
+
+
+def bot_file(tmp_path: Path, name: str, decide_body: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(
+        "import threading\n"
+        "from skyjo_bot import Action, Bot, View\n\n"
+        f"class {name.title().replace('_', '')}(Bot):\n"
+        "    def decide(self, view: View) -> Action:\n"
+        f"        {decide_body}\n"
+        "        return view.legal_actions[0]\n"
+    )
+    return path
+
+
+def test_in_process_plays_the_same_games_as_over_grpc(tmp_path: Path) -> None:
+    common = (str(MINIMAL), "greedy", "--games", "6", "--seed", "3")
+    over_grpc = summary(tmp_path, "grpc.json", *common, "--records", str(tmp_path / "grpc"))
+    in_process = summary(tmp_path, "local.json", *common, "--in-process", "--records", str(tmp_path / "local"))
+    assert without_timing(in_process) == without_timing(over_grpc)
+    record = json.loads(sorted((tmp_path / "local").glob("*.json"))[0].read_text())
+    assert "minimal_bot" in [b["name"] for b in record["meta"]["bots"]]
+    assert {"name": "minimal_bot", "version": "in-process"} in record["meta"]["bots"]
+
+
+def test_concurrency_gives_the_same_results_as_one_game_at_a_time(tmp_path: Path) -> None:
+    common = (str(MINIMAL), "greedy", "random", "-n", "3", "--games", "9", "--seed", "11", "--in-process")
+    one = summary(tmp_path, "one.json", *common, "--concurrency", "1")
+    three = summary(tmp_path, "three.json", *common, "--concurrency", "3")
+    assert without_timing(three) == without_timing(one)
+    assert one["games"] == 9
+
+
+def test_a_bot_that_sleeps_forever_forfeits_and_the_run_ends(tmp_path: Path) -> None:
+    sleeper = bot_file(tmp_path, "sleeper", "threading.Event().wait()")
+    out = summary(
+        tmp_path,
+        "s.json",
+        str(sleeper),
+        "greedy",
+        "--games",
+        "4",
+        "--seed",
+        "1",
+        "--in-process",
+        "--decision-ms",
+        "150",
+    )
+    bots = {b["name"]: b for b in out["bots"]}
+    assert out["games"] == 4
+    assert bots["sleeper"]["forfeits"] == 4  # stuck once: every later seat of it forfeits at once
+    assert bots["sleeper"]["strikes"] == 1  # the first decision over the limit is a timeout strike
+    assert bots["greedy"]["forfeits"] == 0
+
+
+def test_a_bot_that_spins_forever_is_stopped_each_time_and_struck(tmp_path: Path) -> None:
+    spinner = bot_file(tmp_path, "spinner", "while True: pass")
+    out = summary(
+        tmp_path,
+        "s.json",
+        str(spinner),
+        "greedy",
+        "--games",
+        "2",
+        "--seed",
+        "1",
+        "--in-process",
+        "--decision-ms",
+        "100",
+        "--records",
+        str(tmp_path / "games"),
+    )
+    bots = {b["name"]: b for b in out["bots"]}
+    assert bots["spinner"]["strikes"] == 6 and bots["spinner"]["forfeits"] == 2  # 3 timeouts, then forfeit
+    record = json.loads(sorted((tmp_path / "games").glob("*.json"))[0].read_text())
+    assert {s["reason"] for s in record["meta"]["strikes"]} == {"timeout"}
+
+
+def test_a_bot_that_raises_gets_illegal_strikes(tmp_path: Path) -> None:
+    raiser = bot_file(tmp_path, "raiser", "raise ValueError('no idea')")
+    out = summary(
+        tmp_path,
+        "r.json",
+        str(raiser),
+        "greedy",
+        "--games",
+        "2",
+        "--seed",
+        "1",
+        "--in-process",
+        "--records",
+        str(tmp_path / "games"),
+    )
+    bots = {b["name"]: b for b in out["bots"]}
+    assert bots["raiser"]["strikes"] == 6 and bots["raiser"]["forfeits"] == 2
+    record = json.loads(sorted((tmp_path / "games").glob("*.json"))[0].read_text())
+    assert "raised ValueError: no idea" in record["meta"]["strikes"][0]["answered"]
+
+
+def test_in_process_refuses_a_running_referee(tmp_path: Path) -> None:
+    out = skyjo("match", str(MINIMAL), "greedy", "--in-process", "--referee", "127.0.0.1:1", "--control-token", "x")
+    assert out.returncode == 2
+    assert "--in-process" in out.stderr and "--referee" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_in_process_names_a_broken_bot_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text(
+        "from skyjo_bot import Bot\nclass B(Bot):\n    def decide(self, view) -> None:\n        return (\n"
+    )
+    out = skyjo("match", str(broken), "greedy", "--in-process", "--games", "2")
+    assert out.returncode == 2
+    assert "broken.py" in out.stderr and "Traceback" not in out.stderr
