@@ -6,12 +6,19 @@ the run must still end, with the stuck seat struck or forfeited.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
+
+from skyjo_bot import Action, Bot, View
+from skyjo_bot.types import TimeControl
+from skyjo_ref.match import GamePlan, MatchSpec, Seat, SeatSpec, builtin_seat, run_match
+from skyjo_ref.match.threaded import BotThread, ThreadedSeat
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "examples" / "python" / "minimal_bot.py"
@@ -71,7 +78,8 @@ def test_concurrency_gives_the_same_results_as_one_game_at_a_time(tmp_path: Path
     assert one["games"] == 9
 
 
-def test_a_bot_that_sleeps_forever_forfeits_and_the_run_ends(tmp_path: Path) -> None:
+def test_a_bot_that_sleeps_forever_is_stopped_each_time_and_the_run_ends(tmp_path: Path) -> None:
+    """match --in-process calls the bot in the referee's thread under an alarm: a sleep is interrupted too."""
     sleeper = bot_file(tmp_path, "sleeper", "threading.Event().wait()")
     out = summary(
         tmp_path,
@@ -79,18 +87,66 @@ def test_a_bot_that_sleeps_forever_forfeits_and_the_run_ends(tmp_path: Path) -> 
         str(sleeper),
         "greedy",
         "--games",
-        "4",
+        "2",
         "--seed",
         "1",
         "--in-process",
         "--decision-ms",
-        "150",
+        "100",
     )
     bots = {b["name"]: b for b in out["bots"]}
-    assert out["games"] == 4
-    assert bots["sleeper"]["forfeits"] == 4  # stuck once: every later seat of it forfeits at once
-    assert bots["sleeper"]["strikes"] == 1  # the first decision over the limit is a timeout strike
-    assert bots["greedy"]["forfeits"] == 0
+    assert out["games"] == 2
+    assert bots["sleeper"]["strikes"] == 6 and bots["sleeper"]["forfeits"] == 2  # 3 timeouts a game, then forfeit
+    assert bots["greedy"]["strikes"] == 0 and bots["greedy"]["forfeits"] == 0
+
+
+class Sleeper(Bot):
+    def decide(self, view: View) -> Action:
+        threading.Event().wait()  # never set: blocks forever where no exception can reach it
+        return view.legal_actions[0]
+
+
+class Spinner(Bot):
+    def decide(self, view: View) -> Action:
+        while True:
+            pass
+
+
+def play_on_threads(bot: Bot, games: int) -> list[dict[str, Any]]:
+    """A match of ``bot`` against greedy, the bot on its own thread (as beside remote seats)."""
+    thread = BotThread(bot, "stuck")
+    records: list[dict[str, Any]] = []
+
+    async def make_seat(spec: SeatSpec, plan: GamePlan, slot: int) -> Seat:
+        if spec.builtin is not None:
+            return builtin_seat(spec, "1", plan, slot)
+        return ThreadedSeat(thread, spec.name, block_loop=False)
+
+    async def on_game(index: int, record: dict[str, Any]) -> None:
+        records.append(record)
+
+    spec = MatchSpec(
+        seats=(SeatSpec.of_token("t", "stuck"), SeatSpec.of_builtin("greedy")),
+        time_control=TimeControl(decision_ms=100),
+        games=games,
+        seed="1",
+    )
+    asyncio.run(run_match(spec, make_seat, on_game))
+    return records
+
+
+def test_on_its_own_thread_a_bot_stuck_in_a_blocking_call_forfeits_every_seat() -> None:
+    records = play_on_threads(Sleeper(), 3)
+    assert len(records) == 3
+    assert [len(r["meta"]["strikes"]) for r in records] == [1, 0, 0]  # one timeout, then it is given up
+    assert all([f["seat"] for f in r["meta"]["forfeited"]] == [0] for r in records)
+    assert "stuck" in records[2]["meta"]["forfeited"][0]["reason"]
+
+
+def test_on_its_own_thread_a_spinning_bot_is_stopped_and_asked_again() -> None:
+    records = play_on_threads(Spinner(), 2)
+    assert [len(r["meta"]["strikes"]) for r in records] == [3, 3]  # stopped each time: 3 timeouts, then forfeit
+    assert {s["reason"] for r in records for s in r["meta"]["strikes"]} == {"timeout"}
 
 
 def test_a_bot_that_spins_forever_is_stopped_each_time_and_struck(tmp_path: Path) -> None:
