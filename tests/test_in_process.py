@@ -207,3 +207,26 @@ def test_in_process_names_a_broken_bot_file(tmp_path: Path) -> None:
     out = skyjo("match", str(broken), "greedy", "--in-process", "--games", "2")
     assert out.returncode == 2
     assert "broken.py" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_in_process_beside_a_bot_process(tmp_path: Path) -> None:
+    """A cmd: bot still plays over gRPC while the Python file plays in-process (on its own thread)."""
+    command = f"cmd:{sys.executable} -m skyjo_bot run {MINIMAL}"
+    out = summary(
+        tmp_path,
+        "m.json",
+        str(MINIMAL),
+        command,
+        "--games",
+        "2",
+        "--seed",
+        "2",
+        "--in-process",
+        "--records",
+        str(tmp_path / "games"),
+    )
+    assert out["games"] == 2
+    assert all(b["strikes"] == 0 and b["forfeits"] == 0 for b in out["bots"])
+    record = json.loads(sorted((tmp_path / "games").glob("*.json"))[0].read_text())
+    versions = sorted(b["version"] for b in record["meta"]["bots"])
+    assert versions.count("in-process") == 1, versions  # the cmd: bot reports its own version
