@@ -230,3 +230,11 @@ def test_in_process_beside_a_bot_process(tmp_path: Path) -> None:
     record = json.loads(sorted((tmp_path / "games").glob("*.json"))[0].read_text())
     versions = sorted(b["version"] for b in record["meta"]["bots"])
     assert versions.count("in-process") == 1, versions  # the cmd: bot reports its own version
+
+
+def test_an_in_process_bots_prints_go_to_stderr_not_into_json_on_stdout(tmp_path: Path) -> None:
+    talker = bot_file(tmp_path, "talker", "print('thinking...')")
+    out = skyjo("match", str(talker), "greedy", "--games", "2", "--seed", "1", "--in-process", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["games"] == 2
+    assert "thinking..." in out.stderr

@@ -6,7 +6,9 @@ Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup`, render.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -184,8 +186,10 @@ def match(
             concurrency=concurrency,
         )
 
+    # an in-process bot's print() must not land in the table or in `--json -`: bots' output goes to stderr
+    bot_output = contextlib.redirect_stdout(sys.stderr) if in_process else contextlib.nullcontext()
     try:
-        with progress:
+        with progress, bot_output:
             result = asyncio.run(run())
     except (asyncio.CancelledError, KeyboardInterrupt):
         stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
