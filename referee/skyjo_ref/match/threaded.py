@@ -111,10 +111,11 @@ def _overrides(bot: Bot, hook: str) -> bool:
 
 
 class BotThread:
-    """One trusted bot's own thread: runs its calls (hooks and ``decide``) one at a time, in order.
+    """One trusted bot and how it is called: directly under an alarm (``direct``, set by its seat)
+    or on its own thread (started at the first call), which runs its calls one at a time, in order.
 
-    Hooks are queued and never waited for; ``decide`` is waited for with a
-    deadline. ``hung`` says why the bot is given up (it did not return from a
+    On the thread, hooks are queued and never waited for; ``decide`` is waited
+    for with a deadline. ``hung`` says why the bot is given up (it did not return from a
     call even after being stopped), after which nothing more is sent to it.
     """
 
