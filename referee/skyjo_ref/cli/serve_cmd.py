@@ -39,7 +39,9 @@ def serve(
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", metavar="FILE", help="YAML: address, control_token, tokens, time_control, max_message_bytes."
+            "--config",
+            metavar="FILE",
+            help="YAML: address, control_token, tokens, time_control, ... (docs/referee.md).",
         ),
     ] = None,
     control_token: Annotated[
