@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from skyjo_bot import Action, Bot, View
+from skyjo_bot.loader import load_bot
 from skyjo_bot.types import TimeControl
 from skyjo_ref.match import GamePlan, MatchSpec, Seat, SeatSpec, builtin_seat, run_match
 from skyjo_ref.match.threaded import BotThread, ThreadedSeat
+from skyjo_ref.server.server import RefereeServer, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "examples" / "python" / "minimal_bot.py"
@@ -238,3 +240,18 @@ def test_an_in_process_bots_prints_go_to_stderr_not_into_json_on_stdout(tmp_path
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["games"] == 2
     assert "thinking..." in out.stderr
+
+
+def test_an_in_process_token_is_never_released_like_an_unused_issued_one() -> None:
+    async def main() -> None:
+        server = RefereeServer(ServerConfig(address="127.0.0.1:0", token_unused_ms=20))
+        await server.start()
+        try:
+            local = server.add_in_process_bot("minimal", load_bot(str(MINIMAL)))
+            issued = server.issue_token("nobody")
+            assert await server.wait_tokens(1, 30.0)  # the issued, never used token goes...
+            assert issued not in server.sessions and local in server.sessions  # ...the in-process one stays
+        finally:
+            await server.stop(0)
+
+    asyncio.run(main())
