@@ -242,15 +242,20 @@ def test_an_in_process_bots_prints_go_to_stderr_not_into_json_on_stdout(tmp_path
     assert "thinking..." in out.stderr
 
 
-def test_an_in_process_token_is_never_released_like_an_unused_issued_one() -> None:
+def test_an_in_process_token_outlives_its_matches() -> None:
+    """Issued tokens are released once idle; an in-process bot's is not (its next game needs it)."""
+
     async def main() -> None:
-        server = RefereeServer(ServerConfig(address="127.0.0.1:0", token_unused_ms=20))
+        server = RefereeServer(ServerConfig(address="127.0.0.1:0", token_unused_ms=20, token_idle_ms=20))
         await server.start()
         try:
             local = server.add_in_process_bot("minimal", load_bot(str(MINIMAL)))
-            issued = server.issue_token("nobody")
-            assert await server.wait_tokens(1, 30.0)  # the issued, never used token goes...
-            assert issued not in server.sessions and local in server.sessions  # ...the in-process one stays
+            spec = MatchSpec(seats=(SeatSpec.of_token(local, "minimal"), SeatSpec.of_builtin("greedy")), seed="1")
+            finished = [item async for item in server.watch(server.start_match(spec))]
+            assert finished[-1] == (None, "") and len(finished) == 2
+            server.issue_token("nobody")
+            assert not await server.wait_tokens(0, 2.0)  # the issued token goes, the in-process one stays
+            assert list(server.sessions) == [local]
         finally:
             await server.stop(0)
 
