@@ -8,6 +8,7 @@ on the rules engine directly with scripted lines.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -359,3 +360,17 @@ def test_a_failing_opponent_shows_its_first_failure_and_its_log(tmp_path: Path) 
     assert "raiser: first failure in game 1, round 1" in message
     assert f"ValueError: boom in play (at {bot}:6 in decide)" in message
     assert f"all of its output: {tmp_path / 'logs' / 'raiser.log'}" in message
+
+
+def test_play_against_a_python_bot_in_process(tmp_path: Path) -> None:
+    """--in-process: the bot file plays inside the referee's process (no bot process, no log file)."""
+    minimal = os.path.join(os.path.dirname(__file__), "..", "examples", "python", "minimal_bot.py")
+    driver = Driver(minimal, "--in-process", "--seed", "4", "-o", "end_score=1", "--records", str(tmp_path))
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    assert "Game over" in out and "minimal_bot (seat 1)" in out
+    record = json.loads(next(tmp_path.glob("game-*.json")).read_text())
+    assert {"name": "minimal_bot", "version": "in-process"} in record["meta"]["bots"]
+    assert not list(tmp_path.glob("*.log"))

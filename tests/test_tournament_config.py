@@ -102,6 +102,16 @@ CASES: list[tuple[str, str, list[str]]] = [
         ["bots[0].env.SEED", "a string or a number"],
     ),
     (
+        "in_process_not_python",
+        "bots:\n  - name: g\n    builtin: greedy\n    in_process: true\n  - name: r\n    builtin: random\n",
+        [":4:", "bots[0].in_process", "python bots only"],
+    ),
+    (
+        "in_process_not_bool",
+        "bots:\n  - name: g\n    builtin: greedy\n    in_process: yes please\n  - name: r\n    builtin: random\n",
+        ["bots[0].in_process", "true or false"],
+    ),
+    (
         "remote_without_address",
         "bots:\n  - name: g\n    remote: {token: abcdefghij}\n  - name: r\n    builtin: random\n",
         ["bots[0].remote", "referee.listen"],

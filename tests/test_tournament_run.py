@@ -174,6 +174,22 @@ def test_three_bots_two_players(tmp_path: Path) -> None:
     assert abs((rows["greedy"]["elo"] - 1000) - (gaps["greedy"] - gaps["random"])) < 0.05  # same fit, new anchor
 
 
+def test_an_in_process_bot_plays_the_same_tournament_as_its_process(tmp_path: Path) -> None:
+    """in_process: true plays the file inside the referee (no process, no log) with identical results."""
+    tables = []
+    for folder, extra in ((tmp_path / "grpc", ""), (tmp_path / "local", ", in_process: true")):
+        setup_folder(folder)
+        write_config(folder, THREE_BOTS.replace("python: bots/low.py", "python: bots/low.py" + extra), deals=1)
+        result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
+        assert result.returncode == 0, result.stderr
+        tables.append(tables_json(folder / "tables.json"))
+    assert tables[0]["games"] == 6
+    assert tables[1] == tables[0]
+    assert not list((tmp_path / "local" / "out" / "logs").glob("low-*.log"))
+    record = records.load(sorted((tmp_path / "local" / "out" / "games").glob("*low*.json"))[0])
+    assert {"name": "low", "version": "in-process"} in record["meta"]["bots"]
+
+
 def test_four_bots_three_players_with_a_command_bot(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
     bots = f"""\

@@ -83,11 +83,12 @@ class BotSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     token: str | None = None
     sandbox: Sandbox = field(default_factory=Sandbox)
+    in_process: bool = False  # a trusted python bot played inside the referee's process (no process, no isolation)
 
     @property
     def managed(self) -> bool:
         """Whether the referee side starts a process for it."""
-        return self.kind in ("python", "command")
+        return self.kind in ("python", "command") and not self.in_process
 
     def describe(self) -> str:
         """Its kind and what it runs, for messages (``python /abs/bot.py:Mine``, ``command ls -l``)."""

@@ -6,7 +6,9 @@ Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup`, render.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -98,6 +100,20 @@ def match(
         float,
         typer.Option("--connect-timeout", metavar="SECONDS", min=1, help="How long a remote:NAME bot has to connect."),
     ] = REMOTE_CONNECT_TIMEOUT_S,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            "--in-process",
+            help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
+            "(no isolation: such a bot can read the referee's memory). The time control still holds.",
+        ),
+    ] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency", "-j", min=1, help="Games at once (results equal those of 1 for deterministic bots)."
+        ),
+    ] = 1,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
@@ -126,7 +142,7 @@ def match(
         except OSError as exc:
             raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
 
-    log_dir = _log_folder(logs, specs)
+    log_dir = _log_folder(logs, [s for s in specs if not (in_process and s.kind == "python")])
     terminal = stderr.is_terminal
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -166,10 +182,14 @@ def match(
             log_dir=log_dir,
             remote_connect_timeout_s=connect_timeout,
             on_process=processes.__setitem__,
+            in_process=in_process,
+            concurrency=concurrency,
         )
 
+    # an in-process bot's print() must not land in the table or in `--json -`: bots' output goes to stderr
+    bot_output = contextlib.redirect_stdout(sys.stderr) if in_process else contextlib.nullcontext()
     try:
-        with progress:
+        with progress, bot_output:
             result = asyncio.run(run())
     except (asyncio.CancelledError, KeyboardInterrupt):
         stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)

@@ -77,6 +77,13 @@ def play_command(
             show_default=False,
         ),
     ] = None,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            "--in-process",
+            help="Play Python bot files inside this process, without gRPC (trusted bots only: no isolation).",
+        ),
+    ] = False,
 ) -> None:
     """Play against bots in the terminal: you take a seat on the referee like any bot."""
     if not 1 <= len(bots) <= 7:
@@ -111,6 +118,7 @@ def play_command(
                 control_token=control_token,
                 log_dir=log_dir,
                 on_game=on_game,
+                in_process=in_process,
             )
         )
     except PlayError as exc:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused
+from skyjo_bot.loader import BotSpecError as LoaderError
+from skyjo_bot.loader import load_bot
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli.play_view import HumanBot
@@ -64,11 +66,14 @@ async def play(
     control_token: str | None = None,
     log_dir: Path | None = None,
     on_game: Callable[[FinishedGame], None] | None = None,
+    in_process: bool = False,
 ) -> PlayOutcome:
     """Seat ``human`` at ``seat`` among ``bots`` and play ``games`` games on a referee
     (bot processes' output in ``log_dir/SEAT.log``; ``on_game`` sees each finished game)."""
     if not 0 <= seat <= len(bots):
         raise PlayError(f"--seat {seat} is not a seat of this table: expected 0 to {len(bots)}")
+    if in_process and referee is not None:
+        raise PlayError("--in-process plays Python bots inside this process's own referee: drop --referee")
     if any(b.kind == "remote" for b in bots):
         raise PlayError("play seats built-in bots, Python bot files and cmd: bots; remote: bots need skyjo-ref serve")
     server: RefereeServer | None = None
@@ -112,6 +117,15 @@ async def play(
             for spec, name in zip(bots, bot_names):
                 if spec.builtin is not None:
                     seats.append(SeatSpec.of_builtin(spec.builtin, name))
+                    continue
+                if in_process and spec.kind == "python":
+                    assert server is not None and spec.python is not None
+                    try:
+                        loaded = load_bot(spec.python)
+                    except LoaderError as exc:
+                        raise PlayError(f"bot {spec.text or spec.name!r}: {exc}") from None
+                    # the person's stream shares this event loop: the bot's wait must not block it
+                    seats.append(SeatSpec.of_token(server.add_in_process_bot(name, loaded, block_loop=False), name))
                     continue
                 bot_token = await matches.issue_token(name)
                 log_path = log_dir / f"{name.replace(' ', '-')}.log" if log_dir is not None else None

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skyjo_bot.loader import BotSpecError as LoaderError
+from skyjo_bot.loader import load_bot
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
 from skyjo_ref.match import MatchSpec, SeatSpec
@@ -95,13 +97,23 @@ async def play_lineup(
     log_dir: Path | None = None,
     remote_connect_timeout_s: float = REMOTE_CONNECT_TIMEOUT_S,
     on_process: Callable[[str, ManagedBot], None] | None = None,
+    in_process: bool = False,
+    concurrency: int = 1,
 ) -> LineupResult:
     """Play ``games`` games of the line-up (seats rotate: every bot plays every seat on the same deals).
 
     Each bot process's output goes to ``log_dir/SEAT.log``; ``remote:`` bots have
     ``remote_connect_timeout_s`` to connect to a referee of our own (:class:`BotNeverConnected`
-    when they do not; on a ``--referee``, when the first game finds one never connected)."""
+    when they do not; on a ``--referee``, when the first game finds one never connected).
+    ``in_process``: Python bots are loaded and played inside this process, without gRPC (trusted
+    bots only: they can read the referee's memory); the referee must be our own.
+    ``concurrency``: games at once (a seat's bot plays one game at a time, as over gRPC)."""
     say = notice or (lambda text: None)
+    if in_process and referee is not None:
+        raise LineupError(
+            "--in-process plays Python bots inside this process's own referee: it cannot be used with --referee"
+        )
+    all_local = all(b.kind in ("builtin", "python") for b in lineup.bots)
     tc = time_control or TimeControl()
     seed = seed or new_seed()
     server: RefereeServer | None = None
@@ -127,6 +139,14 @@ async def play_lineup(
                 if bot.kind == "builtin":
                     assert bot.builtin is not None
                     seats.append(SeatSpec.of_builtin(bot.builtin, name))
+                    continue
+                if in_process and bot.kind == "python":
+                    assert server is not None and bot.python is not None
+                    try:
+                        loaded = load_bot(bot.python)
+                    except LoaderError as exc:
+                        raise LineupError(f"bot {bot.text!r}: {exc}") from None
+                    seats.append(SeatSpec.of_token(server.add_in_process_bot(name, loaded, block_loop=all_local), name))
                     continue
                 seat_token = await client.issue_token(name)
                 seats.append(SeatSpec.of_token(seat_token, name))
@@ -167,6 +187,7 @@ async def play_lineup(
                 games=games,
                 seed=seed,
                 rotate_seats=True,
+                concurrency=concurrency,
             )
             match_id = await client.start_match(spec)
             end = MatchEnd(0, "the referee did not report the end of the match")

@@ -26,7 +26,7 @@ from grpc.aio import EOF  # type: ignore[attr-defined]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer as AsyncHealthServicer
 from grpc_reflection.v1alpha import reflection
-from skyjo_bot import convert
+from skyjo_bot import Bot, convert
 from skyjo_bot.address import check_address
 from skyjo_bot.types import RulesError, TimeControl, TimeControlError
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
@@ -34,6 +34,7 @@ from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 
 from skyjo_ref.match import GamePlan, MatchSpec, MatchSpecError, Seat, SeatSpec, builtin_seat, run_match
 from skyjo_ref.match.runner import new_seed
+from skyjo_ref.match.threaded import BotThread, ThreadedSeat
 from skyjo_ref.records import dumps
 from skyjo_ref.server.session import RemoteSeat, Session, Stream
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
@@ -253,6 +254,7 @@ class RefereeServer:
         self.address = ""
         self.port = 0
         self.unix_address: str | None = None  # "unix:PATH" when config.unix_socket is set
+        self.in_process: dict[str, tuple[BotThread, bool]] = {}  # token -> trusted bot played here, block_loop
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -333,6 +335,15 @@ class RefereeServer:
         token = secrets.token_urlsafe(18)
         session = self.sessions[token] = Session(token, name or "bot")
         self._release_later(session, self.config.token_unused_ms)
+        return token
+
+    def add_in_process_bot(self, name: str, bot: Bot, *, block_loop: bool = False) -> str:
+        """A token whose seats this referee plays itself with ``bot`` on its own thread, without gRPC
+        (trusted bots only: see :mod:`skyjo_ref.match.threaded`). ``block_loop``: only when every
+        other seat of its matches is in-process or built in."""
+        token = secrets.token_urlsafe(18)
+        self.sessions[token] = Session(token, name or "bot", permanent=True)  # lives as long as the referee
+        self.in_process[token] = (BotThread(bot, name), block_loop)
         return token
 
     def _hold(self, session: Session) -> None:
@@ -426,6 +437,10 @@ class RefereeServer:
             assert seat.token is not None
             session = next(s for s in held if s.token == seat.token)  # held: never released meanwhile
             await session.lock.acquire()  # one game at a time per token
+            local = self.in_process.get(seat.token)
+            if local is not None:
+                thread, block_loop = local
+                return ThreadedSeat(thread, seat.name, block_loop=block_loop, on_close=session.lock.release)
             return RemoteSeat(session, seat.name, release_lock=True)
 
         async def on_game(index: int, record: dict[str, Any]) -> None:

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from skyjo_bot.loader import BotSpecError as LoaderError
+from skyjo_bot.loader import load_bot
+
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
@@ -87,6 +90,7 @@ class RefereeBackend:
         self.server = server
         self.pools: dict[str, list[_Worker]] = {b.name: [] for b in config.bots if b.managed}
         self.remote_busy: set[str] = set()
+        self.local_free: dict[str, list[str]] = {b.name: [] for b in config.bots if b.in_process}  # idle tokens
         self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
         self.disqualified: dict[str, str] = {}  # bots killed by their sandbox before ever connecting: why
         self.log_dir = config.output / "logs"
@@ -142,12 +146,17 @@ class RefereeBackend:
     async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
         """Play ``game`` (seats in order) on the referee and return its record."""
         held: list[_Worker] = []
+        local: list[tuple[str, str]] = []  # in-process bots' (name, token) held for this game
         remotes = {name for name, entry in seats if entry.kind == "remote"}
         self.remote_busy |= remotes
         try:
             for name in sorted(name for name, entry in seats if entry.managed and name not in self.disqualified):
                 held.append(await self._acquire(name, game.key))
             tokens = {w.bot: w.process.token for w in held}
+            for name, entry in seats:
+                if entry.in_process:
+                    tokens[name] = self._local_token(entry)
+                    local.append((name, tokens[name]))
             for name in sorted(name for name, _ in seats if name in self.disqualified):
                 tokens[name] = await self._unused_token(name)  # nobody connects: the referee forfeits the seat
             specs = tuple(
@@ -165,6 +174,8 @@ class RefereeBackend:
             return record
         finally:
             self.remote_busy -= remotes
+            for name, token in local:
+                self.local_free[name].append(token)
             for worker in held:
                 worker.busy, worker.game_key = False, None
 
@@ -207,6 +218,20 @@ class RefereeBackend:
                     f"game {game.key}: bot {name!r} ({bot.describe()}) never connected to the referee "
                     f"at {self.address} ({reason}); {where}"
                 )
+
+    def _local_token(self, entry: BotSpec) -> str:
+        """A token of an idle instance of in-process bot ``entry`` (a new instance when all are playing)."""
+        free = self.local_free[entry.name]
+        if free:
+            return free.pop()
+        assert self.server is not None and entry.python is not None, "the config check requires our own referee"
+        try:
+            bot = load_bot(entry.python)
+        except LoaderError as exc:
+            raise TournamentUnfinished(f"bot {entry.name!r} (in_process): {exc}") from None
+        # waiting for the bot may hold the event loop only when no seat plays over a stream
+        block_loop = all(b.kind == "builtin" or b.in_process for b in self.config.bots)
+        return self.server.add_in_process_bot(entry.name, bot, block_loop=block_loop)
 
     # ---------------------------------------------------------------- processes
 

@@ -57,7 +57,7 @@ TOP_KEYS: Final = (
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
-BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env", "limits", "network")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env", "limits", "network", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
 LIMIT_MAXIMUM: Final = {
     "memory_mb": 1_048_576,
@@ -280,6 +280,13 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
             ("bots", index, "remote"),
             "a remote bot must know where to connect: set referee.listen to a fixed address "
             "(e.g. 0.0.0.0:50051) or referee.address to a running referee",
+        )
+
+    if referee.address is not None and any(b.in_process for b in bots):
+        index = next(i for i, b in enumerate(bots) if b.in_process)
+        raise check.fail(
+            ("bots", index, "in_process"),
+            "an in_process bot plays inside this process's own referee: drop referee.address or in_process",
         )
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
@@ -574,6 +581,20 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
             if isinstance(val, bool) or not isinstance(val, str | int | float):
                 raise check.fail((*path, "env", key), f"expected a string or a number, got {_kind(val)}")
             env[key] = str(val)
+    in_process = False
+    if "in_process" in bot:
+        in_process = bot["in_process"]
+        if not isinstance(in_process, bool):
+            raise check.fail((*path, "in_process"), f"expected true or false, got {_kind(in_process)}")
+        if in_process and kind != "python":
+            raise check.fail((*path, "in_process"), f"in_process applies to python bots only, not {kind}")
+        for extra in ("cwd", "env", "limits", "network"):
+            if in_process and extra in bot:
+                raise check.fail(
+                    (*path, extra),
+                    f"{extra} cannot apply to an in_process bot (it runs inside the referee's process): "
+                    "drop one of them",
+                )
     limits = _limits(check, bot["limits"], (*path, "limits")) if "limits" in bot else None
     network = _network(check, bot["network"], (*path, "network")) if "network" in bot else None
     sandbox = merge(default_sandbox, limits, network)
@@ -585,7 +606,7 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     if kind == "python":
         spec = check.string(value, vpath, "a Python file (path/bot.py[:Class]) or module:Class")
         python = _python_spec(check, spec, vpath, cwd or base)
-        return BotSpec("python", name, spec, python=python, cwd=cwd, env=env, sandbox=sandbox)
+        return BotSpec("python", name, spec, python=python, cwd=cwd, env=env, sandbox=sandbox, in_process=in_process)
     if kind == "command":
         argv = _command(check, value, vpath, cwd or base, env)
         return BotSpec(
