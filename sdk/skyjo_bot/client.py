@@ -191,6 +191,7 @@ class BotClient:
         self._struck: set[int] = set()
         self._worker: _Worker | None = None
         self._stop: asyncio.Event | None = None
+        self._session: asyncio.Task[str] | None = None
         self._call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] | None = None
         # events are converted and handed to the bot only if it looks at them
         self._wants_events = getattr(type(bot), "on_event", Bot.on_event) is not Bot.on_event
@@ -198,11 +199,19 @@ class BotClient:
     # ------------------------------------------------------------------ public
 
     def stop(self) -> None:
-        """Ask :meth:`run` to end: the stream is closed and run returns (call from the loop's thread)."""
+        """Ask :meth:`run` to end: the stream is closed and run returns (call from the loop's thread).
+
+        The session's task is cancelled too, not only the call: a call whose
+        stream never opened (a server that accepts TCP and never answers)
+        keeps ``call.write`` waiting after ``call.cancel()`` (grpc.aio waits
+        for the initial metadata to be sent, which never happens).
+        """
         if self._stop is not None:
             self._stop.set()
         if self._call is not None:
             self._call.cancel()
+        if self._session is not None:
+            self._session.cancel()
 
     async def run(self) -> None:
         """Play until the referee ends the session or :meth:`stop` is called."""
@@ -213,7 +222,15 @@ class BotClient:
         try:
             while not self._stop.is_set():
                 welcomed_before = self.stats.sessions
-                outcome = await self._one_session()
+                self._session = asyncio.ensure_future(self._one_session())
+                try:
+                    outcome = await self._session
+                except asyncio.CancelledError:
+                    if self._stop.is_set():  # stopped before the session task ever ran
+                        return
+                    raise
+                finally:
+                    self._session = None
                 if outcome == "closed" or self._stop.is_set():
                     return
                 if self.stats.sessions > welcomed_before:
@@ -467,6 +484,10 @@ def _describe(view: View) -> str:
 # ---------------------------------------------------------------------- sync face
 
 
+#: After SIGINT/SIGTERM, :func:`run` ends the process itself if the clean stop takes longer than this.
+STOP_DEADLINE_S: Final = 0.75
+
+
 def run(
     bot: Bot,
     addr: str | None = None,
@@ -476,27 +497,71 @@ def run(
     """Play ``bot`` on a referee until the session ends; SIGINT and SIGTERM end it cleanly.
 
     Blocking; returns the client's :class:`Stats`. Options are those of :class:`BotClient`.
+
+    A signal closes the session; if that has not finished within
+    :data:`STOP_DEADLINE_S` (a ``decide`` that blocks the event loop, a
+    connection stuck in a state gRPC cannot cancel), the process exits at
+    once with status 0: a bot never outlives the SIGTERM that stops it.
     """
     client = BotClient(bot, addr, token, **options)
+    deadline = _StopDeadline()
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        installed: list[signal.Signals] = []
+        previous: dict[signal.Signals, Any] = {}
+
+        def on_signal(signum: int, frame: object) -> None:
+            # a plain signal handler, not loop.add_signal_handler: it runs even while decide blocks the loop
+            sig = signal.Signals(signum)
+            deadline.arm(sig)
+            with contextlib.suppress(RuntimeError):  # the loop is closing: the deadline ends the process
+                loop.call_soon_threadsafe(_on_signal, client, sig)
+
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.add_signal_handler(sig, _on_signal, client, sig)
-                    installed.append(sig)
+                previous[sig] = signal.signal(sig, on_signal)
         try:
             await client.run()
         finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        deadline.disarm()
     return client.stats
 
 
 def _on_signal(client: BotClient, sig: signal.Signals) -> None:
     log.info("%s: closing the session", sig.name)
     client.stop()
+
+
+class _StopDeadline:
+    """Ends the process if :func:`run` has not returned :data:`STOP_DEADLINE_S` after a signal."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._signal = signal.SIGTERM
+        self._thread: threading.Thread | None = None
+
+    def arm(self, sig: signal.Signals) -> None:
+        """Start the clock (from the signal handler: no locks; a second signal changes nothing)."""
+        if self._thread is not None or self._done.is_set():
+            return
+        self._signal = sig
+        self._thread = threading.Thread(target=self._watch, name="skyjo-stop-deadline", daemon=True)
+        self._thread.start()
+
+    def disarm(self) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        if self._done.wait(STOP_DEADLINE_S):
+            return
+        log.warning("%s: the session did not close within %.2f s; exiting now", self._signal.name, STOP_DEADLINE_S)
+        for handler in logging.getLogger().handlers + log.handlers:
+            with contextlib.suppress(Exception):
+                handler.flush()
+        os._exit(0)
