@@ -13,11 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
+import grpc.aio
 import pytest
 from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, play_match, referee, sdk_argv, start_bot
 from skyjo_bot import Action, Bot, Event, View
 from skyjo_bot.client import BotClient, SessionRefused
 from skyjo_bot.loader import BotSpecError, load_bot
+from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
 
@@ -233,6 +236,52 @@ def test_unknown_token_is_refused() -> None:
             await bot._reader
             assert code == 1
             assert "error: the referee refused the token" in bot.text()
+
+    asyncio.run(main())
+
+
+class _RacyReferee(pb_grpc.BotServiceServicer):
+    """Refuses every stream, and shows the asyncio client what grpc/grpc#36066 sometimes shows it.
+
+    The referee's status is UNAUTHENTICATED, but the grpc.aio client can see
+    ``INTERNAL "Internal error from Core"`` when the refusal races its Hello.
+    This referee makes that race certain for asyncio clients (told apart by
+    their user-agent) and tells any other client the truth.
+    """
+
+    def __init__(self) -> None:
+        self.agents: list[str] = []
+
+    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        agent = str(dict(context.invocation_metadata() or ()).get("user-agent", ""))
+        self.agents.append(agent)
+        if "asyncio" in agent:
+            await context.abort(grpc.StatusCode.INTERNAL, "Internal error from Core")
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot token: use a token the referee issued")
+
+
+def test_a_refusal_hidden_behind_internal_still_ends_the_bot_clearly() -> None:
+    """An unknown token ends the bot with the referee's own reason, even when the aio client saw INTERNAL."""
+
+    async def main() -> None:
+        racy = _RacyReferee()
+        server = grpc.aio.server()
+        pb_grpc.add_BotServiceServicer_to_server(racy, server)  # type: ignore[no-untyped-call]
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            client = BotClient(Bot(), f"127.0.0.1:{port}", "not-a-token", give_up_after=5)
+            with pytest.raises(SessionRefused, match="the referee refused the token: UNAUTHENTICATED: unknown bot"):
+                await asyncio.wait_for(client.run(), 60)
+            bot = await start_bot(sdk_argv(MINIMAL_BOT), "x", "not-a-token", f"127.0.0.1:{port}")
+            code = await asyncio.wait_for(bot.proc.wait(), 60)
+            assert bot._reader is not None
+            await bot._reader
+            assert code == 1, bot.text()
+            assert "error: the referee refused the token: UNAUTHENTICATED: unknown bot token" in bot.text()
+            assert any("asyncio" in agent for agent in racy.agents), "the race was not staged"
+        finally:
+            await server.stop(0)
 
     asyncio.run(main())
 

@@ -269,6 +269,7 @@ class BotClient:
         self._struck = set()
         write_lock = asyncio.Lock()
         tasks: set[asyncio.Task[None]] = set()
+        welcomed_before = self.stats.sessions
         try:
             await call.write(convert.hello(self.bot.name, self.version))
             log.debug("-> hello name=%s version=%s", self.bot.name, self.version)
@@ -287,10 +288,16 @@ class BotClient:
         except grpc.aio.AioRpcError as exc:
             if self._stop.is_set():
                 return "stopped"
-            fatal = _FATAL.get(exc.code())
+            code, details = exc.code(), exc.details()
+            if code == grpc.StatusCode.INTERNAL and self.stats.sessions == welcomed_before:
+                # grpc/grpc#36066: a stream the referee refuses at once may surface here as INTERNAL
+                # ("Internal error from Core") instead of the referee's status: ask again, reliably
+                log.debug("stream ended with INTERNAL before Welcome (%s); asking the referee why", details)
+                code, details = await self._why_refused(code, details or "")
+            fatal = _FATAL.get(code)
             if fatal is not None:
-                raise SessionRefused(f"{fatal}: {exc.code().name}: {exc.details()}") from None
-            return f"{exc.code().name}: {exc.details()}"
+                raise SessionRefused(f"{fatal}: {code.name}: {details}") from None
+            return f"{code.name}: {details}"
         except asyncio.CancelledError:
             if self._stop.is_set():
                 return "stopped"
@@ -301,6 +308,27 @@ class BotClient:
             for task in tasks:
                 task.cancel()
             await channel.close(None)
+
+    async def _why_refused(self, code: grpc.StatusCode, details: str) -> tuple[grpc.StatusCode, str]:
+        """The status the referee gives a fresh stream before Welcome, seen by the synchronous client.
+
+        The synchronous gRPC client reports the server's status even when the
+        refusal races our Hello. A Welcome means the token is good: the
+        original (transient) status is kept and the client reconnects as usual.
+        """
+        hello = convert.hello(self.bot.name, self.version)
+        answer: asyncio.Future[tuple[grpc.StatusCode, str] | None] = asyncio.get_running_loop().create_future()
+        # a daemon thread, not the default executor: a stop never waits for it
+        threading.Thread(
+            target=_refusal_in_thread,
+            args=(self.addr, self._token, hello, _WHY_TIMEOUT_S, answer),
+            name="skyjo-why-refused",
+            daemon=True,
+        ).start()
+        refusal = await answer
+        if refusal is None:
+            return code, details
+        return refusal
 
     async def _handle(
         self,
@@ -456,6 +484,52 @@ class BotClient:
         if action not in view.legal_actions:
             log.warning("decide chose %s, which is not legal in decision %d (%s)", action, rid, _describe(view))
         return convert.reply_to_proto(rid, action, view.legal_actions)
+
+
+#: How long the second look at a refused stream may take.
+_WHY_TIMEOUT_S: Final = 10.0
+
+
+def _refusal_in_thread(
+    addr: str,
+    token: str,
+    hello: pb.PlayRequest,
+    timeout_s: float,
+    answer: asyncio.Future[tuple[grpc.StatusCode, str] | None],
+) -> None:
+    """Open a Play stream with the synchronous client, say Hello; deliver its status (None: welcomed)."""
+    result: tuple[grpc.StatusCode, str] | None
+    finished = threading.Event()
+
+    def requests() -> Any:
+        yield hello
+        finished.wait(timeout_s)  # keep our side open: closing it would be a bot leaving
+
+    try:
+        with grpc.insecure_channel(addr, options=CHANNEL_OPTIONS) as channel:
+            play = channel.stream_stream(
+                PLAY_METHOD,
+                request_serializer=pb.PlayRequest.SerializeToString,
+                response_deserializer=pb.PlayResponse.FromString,
+            )
+            responses: Any = play(requests(), metadata=(("authorization", f"Bearer {token}"),), timeout=timeout_s)
+            try:
+                result = (grpc.StatusCode.OK, "the referee ended the session")
+                for response in responses:
+                    if response.WhichOneof("message") == "welcome":
+                        result = None
+                        break
+            except grpc.RpcError as exc:
+                call = exc if isinstance(exc, grpc.Call) else None
+                result = (
+                    (call.code(), call.details() or "") if call is not None else (grpc.StatusCode.UNKNOWN, str(exc))
+                )
+            finally:
+                finished.set()
+                responses.cancel()
+    except Exception as exc:  # the probe must never take the bot down
+        result = (grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
+    _Worker._deliver(answer.get_loop(), answer, result, None)
 
 
 def _decision_key(request: pb.DecisionRequest) -> bytes:
