@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -106,6 +107,16 @@ async def start_bot(
 
     bot._reader = asyncio.create_task(read())
     return bot
+
+
+def node_argv() -> list[str]:
+    """The command that runs the Node example bot; fails (never skips) when Node or its packages are missing."""
+    node = shutil.which("node")
+    assert node is not None, "node is not installed: install Node.js 18+ to run the Node example bot's tests"
+    assert (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir(), (
+        "examples/node/node_modules is missing: run `npm ci` in examples/node (the README's test command does)"
+    )
+    return [node, str(NODE_DIR / "bot.js")]
 
 
 def sdk_argv(spec: str | Path, *extra: str) -> list[str]:

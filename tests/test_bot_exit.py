@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sdk_harness import MINIMAL_BOT, RELAXED, BotProcess, CuttableProxy, referee, sdk_argv, start_bot
+from sdk_harness import MINIMAL_BOT, RELAXED, BotProcess, CuttableProxy, node_argv, referee, sdk_argv, start_bot
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.server.server import RefereeServer
 
@@ -49,6 +49,14 @@ class Stuck(Bot):
 """
 
 HOW = ["SIGTERM", "SIGINT", "parent death"]
+
+
+def _argv(kind: str) -> list[str]:
+    """The Python SDK's command line, or the Node example bot's (it watches SKYJO_PARENT_PID too)."""
+    return sdk_argv(MINIMAL_BOT, "-v") if kind == "python" else node_argv()
+
+
+KINDS = pytest.mark.parametrize("kind", ["python", "node"])
 
 
 @dataclass
@@ -120,16 +128,14 @@ async def _end_all(bots: list[Stoppable]) -> None:
         print(f"{bot.how}: exited {elapsed:.2f} s after")
 
 
-def test_a_bot_connecting_to_a_server_that_never_answers_exits_on_each_signal() -> None:
+@KINDS
+def test_a_bot_connecting_to_a_server_that_never_answers_exits_on_each_signal(kind: str) -> None:
     async def main() -> None:
         holders = [CuttableProxy("127.0.0.1:9") for _ in HOW]
         for holder in holders:
             holder.hold_new = True  # accepts TCP, never sends a byte
             await holder.start()
-        bots = [
-            await _start(how, sdk_argv(MINIMAL_BOT, "-v"), "tok", holder.address)
-            for how, holder in zip(HOW, holders, strict=True)
-        ]
+        bots = [await _start(how, _argv(kind), "tok", holder.address) for how, holder in zip(HOW, holders, strict=True)]
         for holder in holders:
             await holder.wait_connections(1)  # the bot's first call is now waiting on that connection
         await _end_all(bots)
@@ -139,7 +145,8 @@ def test_a_bot_connecting_to_a_server_that_never_answers_exits_on_each_signal() 
     asyncio.run(main())
 
 
-def test_a_bot_whose_reconnect_hangs_exits_on_each_signal() -> None:
+@KINDS
+def test_a_bot_whose_reconnect_hangs_exits_on_each_signal(kind: str) -> None:
     async def main() -> None:
         async with referee() as server:
             proxies, bots = [], []
@@ -147,7 +154,7 @@ def test_a_bot_whose_reconnect_hangs_exits_on_each_signal() -> None:
                 proxy = CuttableProxy(server.address)
                 await proxy.start()
                 token = server.issue_token(how)
-                bots.append(await _start(how, sdk_argv(MINIMAL_BOT, "-v"), token, proxy.address))
+                bots.append(await _start(how, _argv(kind), token, proxy.address))
                 proxies.append(proxy)
             for proxy, bot in zip(proxies, bots, strict=True):
                 await bot.bot.wait_for_text("connected to")
@@ -162,7 +169,8 @@ def test_a_bot_whose_reconnect_hangs_exits_on_each_signal() -> None:
     asyncio.run(main())
 
 
-def test_a_bot_waiting_on_a_silent_referee_exits_on_each_signal() -> None:
+@KINDS
+def test_a_bot_waiting_on_a_silent_referee_exits_on_each_signal(kind: str) -> None:
     async def main() -> None:
         async with referee() as server:
             proxies, bots = [], []
@@ -170,7 +178,7 @@ def test_a_bot_waiting_on_a_silent_referee_exits_on_each_signal() -> None:
                 proxy = CuttableProxy(server.address)
                 await proxy.start()
                 token = server.issue_token(how)
-                bots.append(await _start(how, sdk_argv(MINIMAL_BOT, "-v"), token, proxy.address))
+                bots.append(await _start(how, _argv(kind), token, proxy.address))
                 proxies.append(proxy)
             for proxy, bot in zip(proxies, bots, strict=True):
                 await bot.bot.wait_for_text("connected to")  # it has its Welcome and waits for a decision
