@@ -25,9 +25,12 @@ after game: it calls the bot's ``on_game_start``, ``decide``, ``on_event`` and
   with the exception's text: the referee strikes the seat at once and plays
   its default action, and the record says why. The process goes on.
 - It ends cleanly when the referee ends the session (stream status OK), on
-  SIGINT/SIGTERM (with :func:`run`) or on :meth:`BotClient.stop`. A refused
-  session (bad token, replaced by another connection with the same token,
-  unsupported protocol) raises :class:`SessionRefused`; giving up raises
+  SIGINT/SIGTERM (with :func:`run`) or on :meth:`BotClient.stop`, whatever the
+  connection is doing; :func:`run` ends the process itself if that takes more
+  than :data:`STOP_DEADLINE_S`. A refused session (bad token, replaced by
+  another connection with the same token, unsupported protocol) raises
+  :class:`SessionRefused` (an INTERNAL status before Welcome is checked again
+  with the synchronous client: grpc/grpc#36066); giving up raises
   :class:`ConnectionLost`.
 """
 
