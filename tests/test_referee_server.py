@@ -529,3 +529,23 @@ def test_server_config_files_are_checked(tmp_path: Path) -> None:
         bad.write_text(text)
         with pytest.raises(ConfigError, match=message):
             ServerConfig.from_file(bad)
+
+
+def test_waiting_for_a_connection_honours_cancellation_when_the_bot_connects_at_that_moment() -> None:
+    """A cancel that lands as the session changes is not swallowed (Python 3.11's wait_for would return instead).
+
+    A tournament interrupted while a worker waited for a new bot process to
+    connect kept that worker playing, and Ctrl-C hung behind a held game.
+    """
+    from skyjo_ref.server.session import Session
+
+    async def scenario() -> bool:
+        session = Session("token", "late")
+        waiting = asyncio.create_task(session.wait_connected(60))
+        await asyncio.sleep(0)  # one loop turn: the task is now waiting for a change
+        session._notify()  # something changed (not yet connected) ...
+        waiting.cancel()  # ... and the wait is cancelled in the same loop turn
+        await asyncio.wait({waiting}, timeout=10)  # a failure detector: a swallowed cancel waits 60 s
+        return waiting.cancelled()
+
+    assert run(scenario()), "the cancellation was swallowed"

@@ -364,7 +364,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     config.write_text(config.read_text().replace("{decision_ms: 5000, grace_ms: 5000}", forever))
     db = folder / "out" / "results.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        [sys.executable, "-X", "faulthandler", "-m", "skyjo_ref", "tournament", "league.yaml"],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -376,7 +376,12 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     assert proc.poll() is None, "the tournament ended before the test interrupted it"
     assert holding.exists() and stored_count(db) >= 2, "no game held and two stored within 90 s"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # -X faulthandler: every thread's stack, to show where it hangs
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"the tournament did not stop within 60 s of SIGINT:\n{err[-8000:]}") from None
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     kept = stored_count(db)

@@ -247,7 +247,8 @@ class BotClient:
                 attempt += 1
                 log.warning("stream to %s lost (%s); reconnecting in %.2f s", self.addr, outcome, delay)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), delay)
+                    async with asyncio.timeout(delay):  # not wait_for: 3.11's may swallow a cancel of run()
+                        await self._stop.wait()
         finally:
             if self._worker is not None:
                 self._worker.close()
