@@ -349,6 +349,17 @@ HOLD_SOURCE = textwrap.dedent(
 )
 
 
+#: Runs Python with SIGINT at its default, then execs ``python ARGS``. A process started in the
+#: background by a non-interactive shell (``cmd &``) inherits SIGINT *ignored*, and so would the
+#: tournament started by this test: Ctrl-C would then do nothing at all.
+WITH_CTRL_C = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+]
+
+
 def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     """SIGINT at a point the test sees: two games stored and a bot holding a game, so none can finish."""
     folder = setup_folder(tmp_path)
@@ -364,7 +375,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     config.write_text(config.read_text().replace("{decision_ms: 5000, grace_ms: 5000}", forever))
     db = folder / "out" / "results.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-X", "faulthandler", "-m", "skyjo_ref", "tournament", "league.yaml"],
+        [*WITH_CTRL_C, "-X", "faulthandler", "-m", "skyjo_ref", "tournament", "league.yaml"],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
