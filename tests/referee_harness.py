@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import grpc
@@ -24,6 +24,12 @@ from skyjo_ref.server import FinishedGame, MatchClient, MatchEnd, MatchSpec, Ref
 RELAXED = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
 
 Policy = Callable[["RawBot", pb.PlayResponse], Awaitable[None]]
+#: What a RawBot may send: a message, or raw bytes put on the wire as they are (garbage included).
+Outgoing = pb.PlayRequest | bytes
+
+
+def _serialize(message: Outgoing) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
 
 
 def reply(request_id: int, *, index: int | None = None, action: pb.Action | None = None) -> pb.PlayRequest:
@@ -64,38 +70,61 @@ class RawBot:
         self.done = asyncio.Event()
         self.state: dict[str, Any] = {}
         self._channel: grpc.aio.Channel | None = None
-        self._outbox: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Outgoing | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
         self._call: Any = None
 
-    def send(self, message: pb.PlayRequest) -> None:
+    def send(self, message: Outgoing) -> None:
         self._outbox.put_nowait(message)
 
-    async def _requests(self, hello: pb.PlayRequest | None) -> AsyncIterator[pb.PlayRequest]:
-        if hello is not None:
-            yield hello
-        while True:
-            message = await self._outbox.get()
-            if message is None:
-                return
-            yield message
+    def close_send(self) -> None:
+        """Half-close: the bot sends nothing more (the stream stays open for reading)."""
+        self._outbox.put_nowait(None)
 
-    def connect(self, *, hello: pb.PlayRequest | None = None, metadata: Any = None) -> None:
+    async def _write(self, call: Any, outbox: asyncio.Queue[Outgoing | None], first: Outgoing) -> None:
+        """Send ``first``, then the outbox in order, with ``call.write`` (None: half-close).
+
+        Not a request iterator: with one blocked on an empty outbox, the aio client
+        sometimes never delivers the status of a call the referee ended (seen 40 in 300).
+        """
+        try:
+            await call.write(first)
+            while True:
+                message = await outbox.get()
+                if message is None:
+                    await call.done_writing()
+                    return
+                await call.write(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the call has ended: what is left unsent is dropped, as for a real bot
+            return
+
+    def connect(self, *, hello: Outgoing | None = None, metadata: Any = None) -> None:
         """Open a Play stream (a new one replaces this bot's old one) and start reading it."""
         self._outbox = asyncio.Queue()
         if self._channel is None:
             self._channel = grpc.aio.insecure_channel(self.address)
-        stub = pb_grpc.BotServiceStub(self._channel)
+        play = self._channel.stream_stream(
+            "/skyjo.v1.BotService/Play",
+            request_serializer=_serialize,
+            response_deserializer=pb.PlayResponse.FromString,
+        )
         if metadata is None:
             metadata = (("authorization", f"Bearer {self.token}"),)
         first = hello if hello is not None else convert.hello(self.name, "test-1")
         self.done = asyncio.Event()
-        self._call = stub.Play(self._requests(first), metadata=metadata)
-        self._task = asyncio.create_task(self._read(self._call))
+        self._call = play(metadata=metadata)
+        self._writer = asyncio.create_task(self._write(self._call, self._outbox, first))
+        self._task = asyncio.create_task(self._read(self._call, self.done))
 
-    async def _read(self, call: Any) -> None:
+    async def _read(self, call: Any, done: asyncio.Event) -> None:
         try:
-            async for msg in call:
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    break
                 self.received.append(msg)
                 self.raw.append(msg.SerializeToString())
                 if msg.WhichOneof("message") == "game_over":
@@ -108,7 +137,7 @@ class RawBot:
         except asyncio.CancelledError:
             self.status = grpc.StatusCode.CANCELLED
         finally:
-            self.done.set()
+            done.set()
 
     async def drop(self) -> None:
         """Cancel the stream, as a crashing bot's connection would end."""
@@ -117,6 +146,10 @@ class RawBot:
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
 
     async def close(self) -> None:
         await self.drop()

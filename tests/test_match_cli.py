@@ -168,13 +168,14 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
         lines = []
         address = None
         deadline = time.monotonic() + 60
-        while address is None and time.monotonic() < deadline:
+        # read up to the last line of the banner: communicate() below reads the pipe itself, not this buffer
+        while not (lines and lines[-1].startswith("stop with")) and time.monotonic() < deadline:
             line = server.stderr.readline()
             if not line:
                 break
             lines.append(line)
             found = re.search(r"listening on (\S+)", line)
-            address = found.group(1) if found else None
+            address = found.group(1) if found else address
         assert address is not None, "".join(lines)
         out = skyjo(
             "match", "greedy", "random", "--games", "4", "--referee", address, "--control-token", "ctl", "--json", "-"

@@ -41,7 +41,7 @@ def builtin_match(spec: MatchSpec) -> list[dict[str, Any]]:
 
 
 def without_timings(record: dict[str, Any]) -> dict[str, Any]:
-    meta = {k: v for k, v in record["meta"].items() if k not in ("timings", "started_at", "seconds")}
+    meta = {k: v for k, v in record["meta"].items() if k not in ("timings", "decision_ms", "started_at", "seconds")}
     return {**record, "meta": meta}
 
 
@@ -213,3 +213,31 @@ def test_stats_split_shared_wins_and_the_verdict_names_the_better_bot() -> None:
     assert "greedy is better than random" in verdict.text
     lo, hi = wilson(5, 10)
     assert 0.2 < lo < 0.5 < hi < 0.8
+
+
+class _SlowFirstDecision(Bot):
+    """Waits on nothing but the clock once (a real elapsed time), then plays the default action."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            deadline = time.perf_counter() + 0.02
+            while time.perf_counter() < deadline:  # busy: this bot is what is being timed
+                pass
+        return default_action(view)
+
+
+def test_the_record_keeps_each_decision_time_per_seat_in_meta() -> None:
+    slow = _SlowFirstDecision()
+    seats = [InProcessSeat(slow, "slow"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    record = asyncio.run(play_game(GameSetup("g", seats, seed="7")))
+    times = record["meta"]["decision_ms"]
+    timings = record["meta"]["timings"]
+    assert [len(t) for t in times] == [t["decisions"] for t in timings]
+    own_actions = [sum(1 for r in record["rounds"] for a in r["actions"] if a["seat"] == s) for s in (0, 1)]
+    assert [len(t) for t in times] == own_actions  # one time per action (nobody forfeited)
+    assert times[0][0] >= 20.0 > max(times[0][1:])
+    assert round(max(times[0]), 1) == timings[0]["max_ms"]

@@ -11,18 +11,22 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
-from skyjo_bot import Action, DecisionKind, Rules
+from skyjo_bot import Action, DecisionKind, Event, EventKind, Rules
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.cli import app
 from skyjo_ref.cli.play_view import HumanBot, QuitGame, parse_input
+from skyjo_ref.records import check_file
 from skyjo_ref.rules.engine import Game
 
 TIMEOUT_S = 90.0
@@ -280,3 +284,78 @@ def test_end_of_input_in_decide_raises_quit() -> None:
     with pytest.raises(QuitGame):
         human.decide(Game(2, seed=1).view(0))
     assert human.quit.is_set()
+
+
+def test_the_end_of_each_round_shows_every_final_grid() -> None:
+    """The grids shown at a round's end are complete (nothing hidden) and add up to each seat's card total."""
+    game = Game(2, Rules(end_score=1), seed=11, players=["you", "greedy"])
+    other = make_builtin("greedy")
+    lines: list[str] = []
+    human, console = scripted(lines)
+    shown: list[tuple[list[Any], tuple[int, ...]]] = []
+
+    def on_event(event: Event) -> None:
+        if event.kind is EventKind.ROUND_END:
+            shown.append((list(human._grids or []), event.raw))
+        original(event)
+
+    original, human.on_event = human.on_event, on_event  # type: ignore[method-assign]
+    while not game.over:
+        seat = game.seat
+        view = game.view(seat)
+        for event in game.drain_events():
+            human.on_event(event)
+        if seat == 1:
+            game.apply(other.decide(view))
+            continue
+        hidden = view.my_grid.hidden_positions()
+        lines.append("d" if view.decision is DecisionKind.DRAW_OR_TAKE else f"r{hidden[0]}")
+        game.apply(human.decide(view))
+    for event in game.drain_events():
+        human.on_event(event)
+    text = console.export_text()
+    assert shown and text.count("Final grids:") == len(shown)
+    for grids, raw in shown:
+        assert len(grids) == 2
+        for grid, total in zip(grids, raw):
+            assert not grid.hidden_positions()
+            assert grid.revealed_sum() == total
+
+
+def test_play_shows_the_final_grids_and_saves_the_game_record(tmp_path: Path) -> None:
+    driver = Driver("greedy", "--seed", "7", "--option", "end_score=1", "--records", str(tmp_path))
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    assert "Final grids:" in out
+    record = tmp_path / "game-00001.json"
+    assert f"Game record: {record}" in " ".join(out.split())
+    assert check_file(record).over
+
+
+def test_ctrl_c_leaves_the_game_with_exit_130() -> None:
+    driver = Driver("greedy", "--seed", "5")
+    assert driver.next_prompt() is not None
+    driver.proc.send_signal(signal.SIGINT)
+    code, out, err = driver.finish()
+    assert code == 130, f"exit {code}\n{out[-2000:]}\n{err}"
+    assert "interrupted after 0 finished game(s)" in err and "Traceback" not in out + err
+
+
+def test_a_failing_opponent_shows_its_first_failure_and_its_log(tmp_path: Path) -> None:
+    bot = tmp_path / "raiser.py"
+    bot.write_text(
+        "from skyjo_bot import Bot\n\n\nclass Raiser(Bot):\n    def decide(self, view):\n"
+        "        raise ValueError('boom in play')\n",
+        encoding="utf-8",
+    )
+    driver = Driver(str(bot), "--seed", "7", "--option", "end_score=1", "--logs", str(tmp_path / "logs"))
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    message = " ".join(err.split())
+    assert "raiser: first failure in game 1, round 1" in message
+    assert f"ValueError: boom in play (at {bot}:6 in decide)" in message
+    assert f"all of its output: {tmp_path / 'logs' / 'raiser.log'}" in message

@@ -20,7 +20,7 @@ from skyjo_ref.rules.engine import HIDDEN, REMOVED, REVEALED, Game
 #: Far above any real game (a random-play round takes a few hundred actions).
 MAX_ACTIONS = 50_000
 
-#: What a view may carry; a new field must be checked against RULES.md's "Hidden information" first.
+#: What a view may carry; a new field must be checked against docs/rules.md's "Hidden information" first.
 VIEW_FIELDS = {
     "seat",
     "players",

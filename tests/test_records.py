@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -391,6 +393,18 @@ def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
+def _paths_all(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into a record, each list element included."""
+    found = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found += _paths_all(value, (*prefix, key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            found += _paths_all(value, (*prefix, i))
+    return found
+
+
 _BASE = records.load(DATA / "greedy_random.json")
 _BASE_PATHS = _paths(_BASE)
 
@@ -415,3 +429,131 @@ def test_any_damaged_record_is_refused_with_a_record_error(changes: list[tuple[t
         records.replay(record)
     except RecordError as exc:
         assert str(exc)
+
+
+# ----------------------------------------------------------------- fuzzing: mutations of real records
+
+#: Where a RecordError may point: a round, an action of a round, or a named part of the record.
+_LOCATED = re.compile(
+    r"^(?:round (?P<round>\d+)(?:, action (?P<action>\d+))?: "
+    r"|format is |rules: |players[: ]|rounds[: ]|result: |the record ends after round \d+)"
+)
+
+_DATA_RECORDS = [json.loads((DATA / name).read_text()) for name in ("greedy_random.json",)] + [
+    records.game_to_record(played("fuzz-4", 4, Rules(end_score=30)))
+]
+_ALL_PATHS = [(r, p) for r, record in enumerate(_DATA_RECORDS) for p in _paths_all(record)]
+_ACT_TEXTS = ["draw", "take", "reveal", "swap", "pass", "", "DRAW", 3, None]
+
+
+def _mutate(record: Any, path: tuple[Any, ...], op: str, value: Any, n: int) -> None:
+    """Apply one mutation at ``path``: a new value, a deletion, a reorder, a length or a type change."""
+    parent: Any = record
+    for key in path[:-1]:
+        parent = parent[key]
+    key = path[-1]
+    target = parent[key]
+    if op == "set":
+        parent[key] = value
+    elif op == "delete":
+        del parent[key]
+    elif op == "nudge" and isinstance(target, int) and not isinstance(target, bool):
+        parent[key] = target + (n or 1)
+    elif op == "retype":
+        parent[key] = [str(target), [target], {"v": target}, float(target) if _is_number(target) else 1.5, True][n % 5]
+    elif op == "act":
+        parent[key] = _ACT_TEXTS[n % len(_ACT_TEXTS)]
+    elif isinstance(target, list) and target:
+        i, j = n % len(target), (n * 7 + 3) % len(target)
+        if op == "swap":
+            target[i], target[j] = target[j], target[i]
+        elif op == "truncate":
+            del target[i:]
+        elif op == "duplicate":
+            target.insert(i, copy.deepcopy(target[j]))
+        elif op == "reverse":
+            target.reverse()
+    elif isinstance(target, dict) and target:
+        if op == "swap":  # reorder the keys (JSON objects are unordered: must not matter)
+            parent[key] = dict(reversed(list(target.items())))
+        elif op == "duplicate":
+            target[f"extra{n}"] = value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_located(record: Any, exc: RecordError) -> None:
+    """A RecordError is one line that says where: a round and action that exist, or a part of the record."""
+    message = str(exc)
+    assert message and "\n" not in message
+    found = _LOCATED.match(message)
+    assert found is not None, message
+    if found["round"] is not None:
+        k = int(found["round"])
+        rounds = record["rounds"]
+        assert k < len(rounds), message
+        if found["action"] is not None:
+            assert int(found["action"]) < len(rounds[k]["actions"]), message
+
+
+_OPS = st.sampled_from(["set", "delete", "nudge", "retype", "act", "swap", "truncate", "duplicate", "reverse"])
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    st.lists(st.tuples(st.sampled_from(_ALL_PATHS), _OPS, _JSON_VALUES, st.integers(-13, 13)), min_size=1, max_size=4)
+)
+def test_mutated_real_records_are_accepted_or_refused_with_a_located_error(
+    mutations: list[tuple[tuple[int, tuple[Any, ...]], str, Any, int]],
+) -> None:
+    """Real records, mutated in fields, types, lengths and orders: replay accepts, or says where it is wrong."""
+    base = mutations[0][0][0]
+    record = copy.deepcopy(_DATA_RECORDS[base])
+    for (which, path), op, value, n in mutations:
+        if which != base:
+            continue
+        try:
+            _mutate(record, path, op, value, n)
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed or retyped what this path leads through
+    try:
+        records.replay(record)
+    except RecordError as exc:
+        _check_located(record, exc)
+    # and the same record as text, through the reader
+    try:
+        records.replay(records.loads(json.dumps(record)))
+    except RecordError as exc:
+        _check_located(record, exc)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 10**9), st.integers(1, 8), st.sampled_from(["flip", "cut", "insert", "delete"]))
+def test_damaged_record_text_is_read_or_refused_with_a_record_error(where: int, count: int, how: str) -> None:
+    """Bytes of a record file damaged at random: load() accepts and replays, or raises RecordError."""
+    text = (DATA / "greedy_random.json").read_bytes()
+    at = where % len(text)
+    if how == "flip":
+        damaged = text[:at] + bytes((b ^ (1 << (where % 8))) for b in text[at : at + count]) + text[at + count :]
+    elif how == "cut":
+        damaged = text[:at]
+    elif how == "insert":
+        damaged = text[:at] + bytes([where % 256]) * count + text[at:]
+    else:
+        damaged = text[:at] + text[at + count :]
+    try:
+        record = records.loads(damaged.decode("utf-8"))
+        records.replay(record)
+    except UnicodeDecodeError:
+        pass  # not text: load() below says so
+    except RecordError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "damaged.json"
+        path.write_bytes(damaged)
+        try:
+            records.check_file(path)
+        except RecordError as exc:
+            assert str(exc).startswith(str(path)) or _LOCATED.match(str(exc)), str(exc)

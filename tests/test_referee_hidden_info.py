@@ -1,4 +1,4 @@
-"""Proof that the referee never sends a bot anything it may not see (RULES.md, "Hidden information").
+"""Proof that the referee never sends a bot anything it may not see (docs/rules.md, "Hidden information").
 
 A raw-stub client records every message (and its bytes) it receives during
 whole games. Afterwards each game is replayed from its finished record, and

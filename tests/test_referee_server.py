@@ -479,12 +479,16 @@ def test_an_oversize_message_ends_the_stream_and_the_absent_seat_forfeits() -> N
 
     record, bot = run(scenario())
     replay(record)
-    # grpc ends the call itself (RESOURCE_EXHAUSTED, or CANCELLED when the referee's side closes first)
-    assert bot.status in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.CANCELLED)
+    # the referee refuses it itself, so the fault is counted and recorded, and the bot is told why
+    assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED and "over the referee's limit of 65536" in bot.details
+    (strike,) = record["meta"]["strikes"]
+    assert strike["reason"] == "malformed" and strike["request_id"] == bot.state["big"]
+    assert "over the referee's limit" in strike["detail"] and strike["played"] is not None
     assert record["result"]["forfeits"] == [0]
-    assert "disconnected" in record["meta"]["forfeited"][0]["reason"]
+    reason = record["meta"]["forfeited"][0]["reason"]
+    assert "disconnected" in reason and "RESOURCE_EXHAUSTED: a message of" in reason
     tags = autos(record, 0)
-    assert tags[0] == "disconnected" and set(tags[1:]) == {"forfeit"}
+    assert tags[:2] == ["illegal", "disconnected"] and set(tags[2:]) == {"forfeit"}
 
 
 def test_a_match_watched_to_its_end_is_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -69,6 +70,7 @@ def test_check_tampered_file_exits_1_with_the_location(tampered: Path) -> None:
     assert lines[1].startswith(f"{ILLEGAL}: invalid: round 0, action 9: seat 1 cannot take now")
     assert lines[2].startswith(f"{tampered}: invalid: round 1: stored scores ")
     assert len(lines) == 3
+    assert "count from 0, as in the record" in done.stderr
 
 
 def test_check_missing_file_and_malformed_json_exit_2(tmp_path: Path) -> None:
@@ -100,36 +102,40 @@ def test_default_output_is_a_summary_of_rounds_and_the_final_table() -> None:
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "2 players: 0 greedy, 1 random" in out
-    assert "Rounds" in out and "Final" in out
+    assert "rounds (* finisher penalised, not strictly lowest)" in out and "final" in out
     record = records.load(VALID)
-    for k, entry in enumerate(record["rounds"]):
-        assert f"│ {k} │ {len(entry['actions'])} │" in out.replace("  ", " ").replace("  ", " ").replace("  ", " ")
+    lines = out.splitlines()
+    assert "round\tactions\tfinisher\tgreedy score (total)\trandom score (total)" in lines  # a pipe: tab-separated
+    assert not set("│┃━─┏") & set(out)  # and no boxes
+    for k, entry in enumerate(record["rounds"]):  # rounds counted from 1 for people
+        assert any(line.startswith(f"{k + 1}\t{len(entry['actions'])}\t") for line in lines)
     for total in record["result"]["totals"]:
         assert str(total) in out
     assert "greedy (winner)" in out
 
 
 def test_round_shows_its_final_position_every_action_and_result() -> None:
-    done = run(VALID, "--round", "1")
+    done = run(VALID, "--round", "2")  # the second round: record round 1
     assert done.returncode == 0, done.stderr
     record = records.load(VALID)
     actions = record["rounds"][1]["actions"]
-    assert f"after action {len(actions) - 1} ({len(actions)} of {len(actions)} played)" in done.stdout
+    assert done.stdout.startswith("Round 2 of 2")
+    assert f"after action {len(actions)} of {len(actions)}" in done.stdout
     assert "round over" in done.stdout
     for i in range(len(actions)):
-        assert f"  {i:>3}  seat " in done.stdout
+        assert f"  {i + 1:>3}  seat " in done.stdout
     result = record["rounds"][1]["result"]
-    assert f"Round 1 result (finisher: seat {result['finisher']})" in done.stdout
-    assert "?" not in done.stdout.split("Round 1 result")[0].split("\n", 3)[3]  # the end: every card shown
+    assert f"Round 2 result (finisher: seat {result['finisher']})" in done.stdout
+    assert "?" not in done.stdout.split("Round 2 result")[0].split("\n", 3)[3]  # the end: every card shown
 
 
 def test_action_shows_the_position_after_that_action() -> None:
-    done = run(VALID, "--round", "0", "--action", "3")
+    done = run(VALID, "--round", "1", "--action", "4")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "after action 3 (4 of " in out
+    assert "after action 4 of " in out
     assert "next: seat 0 greedy - draw_or_take" in out or "next: seat 1 random - draw_or_take" in out
-    assert "    4  " not in out  # nothing after action 3
+    assert "    5  " not in out  # nothing after action 4
     assert "starts the turns" in out
     assert out.count("?") == 2 * 12 - 4  # two opening reveals each
 
@@ -138,8 +144,9 @@ def test_action_shows_the_position_after_that_action() -> None:
     ("args", "message"),
     [
         (("--action", "3"), "--action I needs --round K"),
-        (("--round", "2"), "--round 2: this game has rounds 0 to 1"),
-        (("--round", "0", "--action", "999"), "--action 999: round 0 has actions 0 to "),
+        (("--round", "3"), "--round 3: this game has rounds 1 to 2"),
+        (("--round", "0"), "--round 0: this game has rounds 1 to 2"),
+        (("--round", "1", "--action", "999"), "--action 999: round 1 has actions 1 to "),
     ],
 )
 def test_bad_positions_are_usage_errors(args: tuple[str, ...], message: str) -> None:
@@ -160,30 +167,30 @@ def test_showing_an_invalid_record_exits_1_missing_exits_2(tmp_path: Path) -> No
 
 
 def test_interactive_stepping_from_stdin() -> None:
-    keys = ["", "", "", "p", "n", "0", "", "x", "9", "q"]
+    keys = ["", "", "", "p", "n", "1", "", "x", "9", "q"]
     done = run(VALID, "--interactive", stdin="\n".join(keys) + "\n")
     assert done.returncode == 0, done.stderr
     headers = [line for line in done.stdout.splitlines() if line.startswith("Round ")]
     assert [h.split("  ·  ")[1] for h in headers] == [
         "before the first action",
-        "after action 0 (1 of 54 played)",
-        "after action 1 (2 of 54 played)",
-        "after action 2 (3 of 54 played)",
-        "after action 1 (2 of 54 played)",  # p
-        "before the first action",  # n: round 1
-        "before the first action",  # 0: round 0
-        "after action 0 (1 of 54 played)",
-        "after action 0 (1 of 54 played)",  # x: unknown key, same position
-        "after action 0 (1 of 54 played)",  # 9: no such round
+        "after action 1 of 54",
+        "after action 2 of 54",
+        "after action 3 of 54",
+        "after action 2 of 54",  # p
+        "before the first action",  # n: the second round
+        "before the first action",  # 1: the first round
+        "after action 1 of 54",
+        "after action 1 of 54",  # x: unknown key, same position
+        "after action 1 of 54",  # 9: no such round
     ]
-    assert headers[5].startswith("Round 1 ")
-    assert "unknown key 'x'" in done.stdout and "no round 9: rounds 0 to 1" in done.stdout
+    assert headers[5].startswith("Round 2 of 2")
+    assert "unknown key 'x'" in done.stdout and "no round 9: rounds 1 to 2" in done.stdout
 
 
 def test_interactive_ends_at_end_of_input() -> None:
     done = run(VALID, "--interactive", stdin="\n")
     assert done.returncode == 0
-    assert done.stdout.count("Round 0 ") == 2
+    assert done.stdout.count("Round 1 of 2") == 2
 
 
 # ------------------------------------------------------------------ the cursor
@@ -238,5 +245,25 @@ def test_a_terminal_gets_the_interactive_mode() -> None:
     assert proc.wait(timeout=60) == 0
     text = out.decode("utf-8", "replace")
     assert "Enter next action" in text
-    assert "after action 0 (1 of 54 played)" in text
+    assert "after action 1 of 54" in text
     assert "Traceback" not in text
+
+
+def test_ctrl_c_while_stepping_exits_130() -> None:
+    proc = subprocess.Popen(
+        [*cli(), "replay", str(VALID), "--interactive"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    assert proc.stdout is not None
+    seen = b""
+    while b"Enter next action" not in seen:  # it waits for a key now
+        chunk = proc.stdout.read1(4096)
+        assert chunk, seen.decode()
+        seen += chunk
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err

@@ -1,4 +1,4 @@
-"""Rules conformance: one explicit scenario per rule and option of RULES.md.
+"""Rules conformance: one explicit scenario per rule and option of docs/rules.md.
 
 Every game here is dealt from an exact deck (tests/deals.py), so each
 expected card, score and seat is worked out by hand, not by the engine.

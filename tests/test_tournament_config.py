@@ -174,7 +174,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 def test_a_good_config_resolves_paths_next_to_the_file(tmp_path: Path) -> None:
     (tmp_path / "bots").mkdir()
-    (tmp_path / "bots" / "mine.py").write_text("# a bot\n", encoding="utf-8")
+    (tmp_path / "bots" / "mine.py").write_text("class Mine:  # a bot\n    pass\n", encoding="utf-8")
     config = tmp_path / "league.yaml"
     config.write_text(
         textwrap.dedent(
@@ -212,14 +212,30 @@ def test_a_bot_file_that_does_not_compile_is_a_config_error(tmp_path: Path) -> N
     config.write_text(GOOD_BOTS + "  - name: b\n    python: broken.py\n", encoding="utf-8")
     result = run_cli("tournament", str(config), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert "bots[2].python" in result.stderr and "line 1" in result.stderr and "does not compile" in result.stderr
+    message = " ".join(result.stderr.split())
+    assert "bots[2].python" in message and "broken.py:1: SyntaxError: invalid syntax" in message
 
 
-def test_a_bot_file_without_a_bot_stops_with_bad_input(tmp_path: Path) -> None:
+def test_a_class_the_bot_file_does_not_define_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "one.py").write_text(
+        "from skyjo_bot import Bot\n\n\nclass Mine(Bot):\n"
+        "    def decide(self, view):\n        return view.legal_actions[0]\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "t.yaml"
+    config.write_text(GOOD_BOTS + "  - name: b\n    python: one.py:NoSuchClass\n", encoding="utf-8")
+    result = run_cli("tournament", str(config), cwd=tmp_path)
+    message = " ".join(result.stderr.split())
+    assert result.returncode == 2, result.stderr
+    assert "bots[2].python" in message and "defines no 'NoSuchClass' (classes defined there: Mine)" in message
+
+
+def test_a_bot_file_without_a_bot_stops_the_run_with_exit_3(tmp_path: Path) -> None:
     (tmp_path / "nobot.py").write_text("X = 1\n", encoding="utf-8")
     config = tmp_path / "t.yaml"
     config.write_text("deals: 1\n" + GOOD_BOTS + "  - name: b\n    python: nobot.py\n", encoding="utf-8")
     result = run_cli("tournament", str(config), "--plain", cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 3, result.stderr  # found only when it runs: the work stopped (docs/cli.md)
     assert "bot 'b' cannot run" in result.stderr and "no bot in" in result.stderr
+    assert "fix the bot and run the same command again" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr

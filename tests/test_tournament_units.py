@@ -63,3 +63,16 @@ def test_an_empty_store_takes_new_settings(tmp_path: Path) -> None:
         store.bind({"seed": 1})
         store.bind({"seed": 2})
         assert store.fingerprint() == {"seed": 2}
+
+
+def test_changed_rules_are_refused_naming_only_the_option_that_changed(tmp_path: Path) -> None:
+    rules = {"preset": "official", "column_clear": True, "end_score": 100, "finisher_penalty": "double"}
+    game = GameId(("a", "b"), 0, 1)
+    with Store(tmp_path / "out") as store:
+        store.bind({"rules": rules, "seed": 1})
+        store.add_game(game, "s", _record(game.seats, "s"), 1.0)
+        with pytest.raises(StoreError) as refused:
+            store.bind({"rules": {**rules, "column_clear": False}, "seed": 1})
+    message = str(refused.value)
+    assert "rules.column_clear: stored true, this config has false" in message
+    assert "end_score" not in message and "finisher_penalty" not in message

@@ -21,6 +21,7 @@ import contextlib
 import importlib.util
 import logging
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -32,7 +33,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.sandbox import (
+    Sandbox,
+    SandboxPlan,
+    classify_exit,
+    describe_returncode,
+    kill_group,
+    pids_limit_hits,
+    plan_for,
+    remove_group,
+    retire_group,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +71,7 @@ class BotSpec:
     """One bot, as the user named it (a command-line spec or a tournament config entry), the one
     description of a bot everywhere. ``python`` is the SDK runner's spec (file path made absolute);
     ``token`` is a remote bot's own token when the user chose it (tournament config), else the
-    referee issues one."""
+    referee issues one. ``sandbox``: the limits its processes run under (tournament config)."""
 
     kind: BotKind
     name: str
@@ -69,6 +82,7 @@ class BotSpec:
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     token: str | None = None
+    sandbox: Sandbox = field(default_factory=Sandbox)
 
     @property
     def managed(self) -> bool:
@@ -124,6 +138,10 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
             path = (base or Path.cwd()) / path
         if not path.is_file():
             raise BotSpecError(f"no such file {target!r} (bot spec {text!r}): expected a Python bot file")
+        try:  # a syntax error or a missing class is one clean message now, not a bot process that exits
+            check_bot_file(path, attr)
+        except BotFileError as exc:
+            raise BotSpecError(str(exc)) from None
         python = str(path.resolve()) + (f":{attr}" if attr else "")
         return BotSpec("python", attr or path.stem, text, python=python)
     if attr is not None:
@@ -133,6 +151,11 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
             found = None
         if found is None:
             raise BotSpecError(f"no module {target!r} can be imported (bot spec {text!r}): expected module:ClassName")
+        if found.origin is not None and found.origin.endswith(".py"):
+            try:  # the module's own file: compiled and read, not run
+                check_bot_file(Path(found.origin), attr)
+            except BotFileError as exc:
+                raise BotSpecError(str(exc)) from None
         return BotSpec("python", attr, text, python=text)
     raise BotSpecError(f"unknown bot {text!r}: expected {_forms()}")
 
@@ -174,22 +197,55 @@ def command_spec(
 
 @dataclass(frozen=True, slots=True)
 class ProcessFault:
-    """A bot process that died on its own (not stopped by the referee)."""
+    """A bot process that died on its own (not stopped by the referee), or was stopped for hitting a limit."""
 
     at: float  # time.time()
     returncode: int
     after_s: float  # how long it had run
     output: str  # its last lines of output
+    limit: str | None = None  # the sandbox limit it hit ("CPU limit 2 s"), if any
 
     def describe(self) -> str:
-        tail = self.output.strip().splitlines()[-1:] or ["(no output)"]
-        return f"exited with code {self.returncode} after {self.after_s:.1f} s: {tail[0][:200]}"
+        line = telling_line(self.output)[:200]
+        if self.limit is not None:
+            return f"killed: {self.limit} ({describe_returncode(self.returncode)} after {self.after_s:.1f} s): {line}"
+        return f"exited with code {self.returncode} after {self.after_s:.1f} s: {line}"
+
+    def tail(self, lines: int = 12) -> list[str]:
+        """Its last output lines (up to ``lines``), to show under the one-line description."""
+        return self.output.rstrip().splitlines()[-lines:]
+
+
+#: Lines that say why a program died: a Python or Node exception, a Go panic, a Rust panic, a C++ terminate.
+_TELLING = re.compile(
+    r"^\s*(?:panic: |fatal error: |thread '.*' panicked|terminate called|Uncaught |"
+    r"(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b)"
+)
+
+
+def telling_line(output: str) -> str:
+    """The line of a crashed program's output that says why: the last exception or panic line
+    (``ValueError: boom``, ``panic: index out of range``), not the stack frame or the runtime's
+    version that often comes after it; else its last line."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        if _TELLING.match(line):
+            return line.strip()
+    return lines[-1].strip() if lines else "(no output)"
 
 
 class ManagedBot:
     """A bot process the referee side runs: started with ``SKYJO_ADDR``/``SKYJO_TOKEN``, restarted
     when it crashes (up to ``max_restarts`` times, with a growing pause), stopped with SIGTERM and
-    then SIGKILL. Its output (stdout and stderr) is kept: the last lines, and all of it in ``log_path``."""
+    then SIGKILL. Its output (stdout and stderr) is kept: the last lines, and all of it in ``log_path``.
+
+    Each process runs in its own session under the spec's :class:`~skyjo_ref.sandbox.Sandbox`; when it
+    ends or is stopped, every process it started goes with it (its process group, and its cgroup
+    when it has a process cap). ``address`` is where it connects; a bot without network needs a
+    ``unix:`` address."""
+
+    #: How often the process cap's cgroup is checked for failed forks (a bot that hits its cap is stopped).
+    WATCHDOG_S: Final = 0.25
 
     def __init__(
         self,
@@ -217,6 +273,9 @@ class ManagedBot:
         self._watcher: asyncio.Task[None] | None = None
         self._stopping = False
         self._started_at = 0.0
+        self._plan: SandboxPlan | None = None
+        self._limit_hit: str | None = None  # set by the watchdog when it stops the process
+        self._watchdog: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -231,7 +290,8 @@ class ManagedBot:
         return "\n".join(list(self._lines)[-lines:])
 
     async def start(self) -> None:
-        """Start the process (raises :class:`OSError` when it cannot be started at all)."""
+        """Start the process (raises :class:`OSError` when it cannot be started at all, or its sandbox
+        cannot be set up here: :class:`~skyjo_ref.sandbox.SandboxUnavailable`)."""
         self._stopping = False
         await self._spawn()
         self._watcher = asyncio.create_task(self._watch())
@@ -243,18 +303,52 @@ class ManagedBot:
         env["SKYJO_TOKEN"] = self.token
         env["SKYJO_PARENT_PID"] = str(os.getpid())  # SDK bots exit when we are gone (see skyjo_bot.__main__)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        if not self.spec.sandbox.network and not self.address.startswith("unix:"):
+            raise OSError(f"bot {self.spec.name!r} has no network: it needs a unix: address, not {self.address}")
+        plan = plan_for(self.spec.sandbox, self.spec.name) if sys.platform.startswith("linux") else None
+        self._plan, self._limit_hit = plan, None
         self.exited.clear()
         self._started_at = time.monotonic()
-        self._proc = await asyncio.create_subprocess_exec(
-            *self.spec.process_command(),
-            cwd=str(self.spec.cwd) if self.spec.cwd is not None else None,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=os.name == "posix",  # its own process group: stop() reaches its children
-        )
-        log.debug("bot %s started (pid %d)", self.spec.name, self._proc.pid)
+        try:
+            command = self.spec.process_command()
+            self._proc = await asyncio.create_subprocess_exec(
+                *(plan.wrap(command) if plan is not None else command),
+                cwd=str(self.spec.cwd) if self.spec.cwd is not None else None,
+                env=plan.env(env) if plan is not None else env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=os.name == "posix",  # its own process group: stop() reaches its children
+            )
+        except BaseException:
+            if plan is not None and plan.cgroup is not None:
+                remove_group(plan.cgroup)
+            raise
+        if plan is not None and plan.cgroup is not None:
+            self._watchdog = asyncio.create_task(self._guard(self._proc, plan.cgroup))
+        log.debug("bot %s started (pid %d; %s)", self.spec.name, self._proc.pid, self.spec.sandbox.describe())
+
+    async def _guard(self, proc: asyncio.subprocess.Process, cgroup: Path) -> None:
+        """Stop the process as soon as a fork in its cgroup fails on the process cap."""
+        while proc.returncode is None:
+            if pids_limit_hits(cgroup) > 0:
+                self._limit_hit = f"process limit {self.spec.sandbox.limits.processes} reached"
+                kill_group(cgroup)
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(proc.wait()), self.WATCHDOG_S)
+
+    async def _reap_tree(self, proc: asyncio.subprocess.Process) -> None:
+        """Kill what the ended process left behind (its process group, its cgroup) and retire its cgroup."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watchdog
+            self._watchdog = None
+        self._signal(proc, signal.SIGKILL)
+        plan = self._plan
+        if plan is not None and plan.cgroup is not None:
+            retire_group(plan.cgroup)
 
     async def _pump(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
@@ -274,13 +368,23 @@ class ManagedBot:
         while True:
             proc = self._proc
             assert proc is not None
-            await self._pump(proc)
+            pump = asyncio.create_task(self._pump(proc))
             code = await proc.wait()
-            self.exited.set()
+            plan = self._plan
+            hits = pids_limit_hits(plan.cgroup) if plan is not None and plan.cgroup is not None else 0
+            await self._reap_tree(proc)  # its children hold the output pipe open: they go first
+            try:
+                await asyncio.wait_for(pump, 2.0)
+            except TimeoutError:  # a child that left the process group (and had no cgroup) still holds it
+                log.warning("bot %s: a process it started still holds its output open", self.spec.name)
             if self._stopping:
+                self.exited.set()
                 return
-            fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, self.output(5))
+            tail = self.output(40)
+            limit = self._limit_hit or classify_exit(self.spec.sandbox, code, tail, hits)
+            fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, tail, limit)
             self.faults.append(fault)
+            self.exited.set()  # after the fault: whoever wakes on it finds the fault noted
             log.warning("bot %s %s", self.spec.name, fault.describe())
             async with self._fault_noted:
                 self._fault_noted.notify_all()
@@ -313,6 +417,8 @@ class ManagedBot:
             except TimeoutError:
                 self._signal(proc, signal.SIGKILL)
                 await proc.wait()
+        if proc is not None and self._watcher is None:
+            await self._reap_tree(proc)
         if self._watcher is not None:
             try:
                 await asyncio.wait_for(self._watcher, timeout_s)

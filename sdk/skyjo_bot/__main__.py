@@ -6,13 +6,15 @@ from ``--addr``/``--token`` or ``SKYJO_ADDR``/``SKYJO_TOKEN``.
 
 Exit codes: 0 the session ended (the referee closed it, or SIGINT/SIGTERM);
 1 the referee refused the session or could not be reached; 2 bad usage (no
-such file, no bot, no address or token).
+such file, no bot, no address or token); 3 the bot ran out of memory under a
+memory limit (``RLIMIT_AS``, set by a sandboxing referee).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import logging
 import os
 import select
@@ -22,8 +24,61 @@ import threading
 import time
 from pathlib import Path
 
+from skyjo_bot.bot import Bot
 from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused, run
 from skyjo_bot.loader import BotSpecError, load_bot
+from skyjo_bot.types import Action, View
+
+#: Exit code when decide ran out of memory under a memory limit (the referee reads it as "memory limit").
+EXIT_OUT_OF_MEMORY = 3
+
+
+def _out_of_memory() -> None:
+    os.write(2, b"skyjo_bot: out of memory (MemoryError in decide) under a memory limit: exiting\n")
+    os._exit(EXIT_OUT_OF_MEMORY)
+
+
+def _stop_at_file_size_limit() -> None:
+    """Under a file size limit (set by a sandboxing referee), a write past it ends the bot, as it does any
+    other program: Python ignores SIGXFSZ (the write would only fail); this restores its default action."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no rlimits
+        return
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY and hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+
+
+def _stop_at_memory_limit(bot: Bot) -> None:
+    """Under a memory limit (RLIMIT_AS, set by a sandboxing referee), a MemoryError in decide ends the
+    process with :data:`EXIT_OUT_OF_MEMORY`: a process out of memory cannot be trusted to go on, and the
+    referee restarts it and records why."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no rlimits
+        return
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    decide = bot.decide
+
+    async def settle(pending: object) -> Action:
+        try:
+            return await pending  # type: ignore[no-any-return,misc]
+        except MemoryError:
+            _out_of_memory()
+            raise
+
+    def guarded(view: View) -> Action:
+        try:
+            answer = decide(view)
+        except MemoryError:
+            _out_of_memory()
+            raise
+        if inspect.isawaitable(answer):
+            return settle(answer)  # type: ignore[return-value]
+        return answer
+
+    bot.decide = guarded  # type: ignore[method-assign]
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -109,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
     )
+    _stop_at_file_size_limit()  # before the bot's module runs
     try:
         bot = load_bot(args.spec)
     except BotSpecError as exc:
@@ -116,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.name:
         bot.name = args.name
+    _stop_at_memory_limit(bot)
     parent = os.environ.get("SKYJO_PARENT_PID", "")
     if parent.isdigit():
         _exit_with_parent(int(parent))

@@ -46,6 +46,7 @@ import random
 import signal
 import threading
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -484,7 +485,7 @@ class BotClient:
         except Exception as exc:
             self.stats.decide_errors += 1
             log.exception("decide raised on decision %d (%s)", rid, _describe(view))
-            return convert.error_reply(rid, f"{type(exc).__name__}: {exc}")
+            return convert.error_reply(rid, f"{type(exc).__name__}: {exc}{_raised_at(exc)}")
         if action not in view.legal_actions:
             log.warning("decide chose %s, which is not legal in decision %d (%s)", action, rid, _describe(view))
         return convert.reply_to_proto(rid, action, view.legal_actions)
@@ -550,6 +551,15 @@ def _decision_key(request: pb.DecisionRequest) -> bytes:
         request.game_id.encode(),
         request.view.SerializeToString(deterministic=True),
     )
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`` (at bot.py:12 in decide)``: where the exception was raised, so the referee can show it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (at {last.filename}:{last.lineno} in {last.name})"
 
 
 def _describe(view: View) -> str:

@@ -110,6 +110,9 @@ def _load_file(target: str) -> ModuleType:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as exc:  # file:line: SyntaxError: message, as the referee's own check says it
+        line = f":{exc.lineno}" if exc.lineno else ""
+        raise BotSpecError(f"{exc.filename or path}{line}: {type(exc).__name__}: {exc.msg}") from None
     except Exception as exc:
         raise BotSpecError(f"loading {target} failed: {_short(exc)}{_where(exc, str(path))}") from None
     return module

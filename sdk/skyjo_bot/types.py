@@ -206,7 +206,7 @@ PRESETS: Final[Mapping[str, Mapping[str, Any]]] = {
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """A complete set of rules options (see RULES.md); ``official`` by default."""
+    """A complete set of rules options (see docs/rules.md); ``official`` by default."""
 
     column_clear: bool = True
     clear_on_final_reveal: bool = True
@@ -273,6 +273,13 @@ class Rules:
 
     def replace(self, **changes: Any) -> Rules:
         return dataclasses.replace(self, **changes)
+
+    def in_force(self) -> Rules:
+        """These rules as they act in a game, as GameStart reports them: ``clear_on_final_reveal``
+        is false when ``column_clear`` is false, since no column can clear then."""
+        if not self.column_clear and self.clear_on_final_reveal:
+            return dataclasses.replace(self, clear_on_final_reveal=False)
+        return self
 
 
 def _enum_value(name: str, kind: type[Enum], value: Any) -> Any:
@@ -342,7 +349,7 @@ class Grid:
 class View:
     """Everything one seat may know when a decision is due: the bot's whole world.
 
-    It holds exactly what RULES.md's "Hidden information" allows: revealed and
+    It holds exactly what docs/rules.md's "Hidden information" allows: revealed and
     removed slots of every grid, the discard pile (all of it was seen), pile
     sizes, the card in hand (only to the seat holding it), scores, and whose
     turn it is. Never a hidden value or the draw pile's order.

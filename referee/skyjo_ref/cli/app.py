@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import sys
 from importlib.metadata import version
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from skyjo_ref.cli import errors
 
@@ -21,6 +22,18 @@ from skyjo_ref.cli import errors
 # say what went wrong in a sentence, so the core stays quiet unless --debug / SKYJO_DEBUG asks.
 if os.environ.get("SKYJO_DEBUG", "") in ("", "0") and "--debug" not in sys.argv:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+
+def _flag_type_rich(self: typer.core.TyperOption, ctx: Any) -> str | None:
+    """No ``<bool>`` beside an on/off flag in help: it takes no value (``--new``, not ``--new true``)."""
+    if self.is_flag:
+        return None
+    return _option_type_rich(self, ctx)
+
+
+# Typer 0.29 shows every flag's type as <bool>, inviting `--new true`, which click then refuses.
+_option_type_rich = typer.core.TyperOption.display_type_rich
+typer.core.TyperOption.display_type_rich = _flag_type_rich  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="skyjo-ref",
@@ -55,7 +68,7 @@ def _register_commands() -> None:
     # Each command module adds its commands to ``app``; add a module's name here.
     import importlib
 
-    for name in ("tournament_cmd", "match_cmd", "play_cmd", "replay_cmd", "serve_cmd"):
+    for name in ("tournament_cmd", "match_cmd", "play_cmd", "replay_cmd", "serve_cmd", "report_cmd"):
         importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
 
 

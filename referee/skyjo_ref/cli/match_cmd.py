@@ -7,23 +7,32 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 from skyjo_bot.address import check_address
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
+from skyjo_ref.cli.failures import show_failures
 from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, time_control_from_cli, write_json
+from skyjo_ref.cli.plain import print_table
 from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpecError, parse_bot_spec
+from skyjo_ref.players import BotSpec, BotSpecError, ManagedBot, parse_bot_spec
 from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame, RefereeError
-from skyjo_ref.server.lineup import Lineup, LineupError, LineupResult, play_lineup
+from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
+from skyjo_ref.server.lineup import (
+    REMOTE_CONNECT_TIMEOUT_S,
+    BotNeverConnected,
+    Lineup,
+    LineupError,
+    LineupResult,
+    play_lineup,
+)
 
 _DEFAULT_TC = TimeControl()
 
@@ -76,9 +85,22 @@ def match(
     grace_ms: Annotated[
         int, typer.Option(help="How long a disconnected bot may stay away, ms.")
     ] = _DEFAULT_TC.grace_ms,
+    logs: Annotated[
+        Path | None,
+        typer.Option(
+            "--logs",
+            metavar="DIR",
+            help="Keep each bot process's output in DIR/SEAT.log (default: a new folder under the temp folder).",
+            show_default=False,
+        ),
+    ] = None,
+    connect_timeout: Annotated[
+        float,
+        typer.Option("--connect-timeout", metavar="SECONDS", min=1, help="How long a remote:NAME bot has to connect."),
+    ] = REMOTE_CONNECT_TIMEOUT_S,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
-    stderr = Console(stderr=True)
+    stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     try:
         specs = [parse_bot_spec(b) for b in bots]
     except BotSpecError as exc:
@@ -104,6 +126,8 @@ def match(
         except OSError as exc:
             raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
 
+    log_dir = _log_folder(logs, specs)
+    terminal = stderr.is_terminal
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -112,10 +136,14 @@ def match(
         TimeRemainingColumn(),
         console=stderr,
         transient=False,
+        disable=not terminal,  # a pipe or a CI log gets no progress bar
     )
     task = progress.add_task(" vs ".join(lineup.labels), total=games)
+    played: list[FinishedGame] = []
+    processes: dict[str, ManagedBot] = {}
 
     def on_game(item: FinishedGame) -> None:
+        played.append(item)
         if records is not None:
             save(item.record, records / f"game-{item.index + 1:05d}.json")
         progress.advance(task)
@@ -134,16 +162,21 @@ def match(
             referee=referee,
             control_token=control_token,
             on_game=on_game,
-            notice=lambda text: stderr.print(text, highlight=False, markup=False),
+            notice=lambda text: typer.echo(text, err=True),  # one line, never wrapped: scripts grep it
+            log_dir=log_dir,
+            remote_connect_timeout_s=connect_timeout,
+            on_process=processes.__setitem__,
         )
 
     try:
         with progress:
             result = asyncio.run(run())
     except (asyncio.CancelledError, KeyboardInterrupt):
-        done = int(progress.tasks[0].completed)
-        stderr.print(f"interrupted after {done} of {games} games; bots and referee stopped", highlight=False)
+        stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
+        _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file)
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
+    except BotNeverConnected as exc:
+        raise errors.Unfinished(str(exc)) from None
     except LineupError as exc:  # a bot that cannot be started or seated: bad input
         raise errors.UserError(str(exc)) from None
     except RefereeError as exc:
@@ -151,12 +184,49 @@ def match(
     except OSError as exc:
         raise errors.Unfinished(f"cannot start the referee: {exc}") from None
 
-    summary = _summary(result, specs=[b.text for b in specs], rules=rule_set)
-    _render(summary, result, table_console(stderr=json_file is not None and str(json_file) == "-"))
-    if json_file is not None:
-        write_json(json_file, summary)
+    _finish(result, specs, rule_set, json_file)
     if result.end.error:
         raise errors.Unfinished(f"the match stopped after {len(result.records)} of {games} games: {result.end.error}")
+
+
+def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:
+    """Where bot processes' output goes: ``--logs``, else a fresh temp folder (only when a bot has a process)."""
+    if logs is None and not any(spec.managed for spec in specs):
+        return None
+    try:
+        if logs is None:
+            return Path(tempfile.mkdtemp(prefix="skyjo-match-"))
+        logs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.UserError(f"--logs {logs}: cannot create the folder: {exc.strerror or exc}") from None
+    return logs
+
+
+def _partial(lineup: Lineup, seed: str, played: list[FinishedGame], processes: dict[str, ManagedBot]) -> LineupResult:
+    """What an interrupted match played, as a result (games in order)."""
+    records = sorted((item.record for item in played), key=lambda r: int(r.get("meta", {}).get("game", 0)))
+    if not seed and records:  # a random seed was drawn by the referee: the records carry it
+        seed = str(records[0].get("meta", {}).get("seed", ""))
+    faults = {name: list(p.faults) for name, p in processes.items() if p.faults}
+    return LineupResult(
+        lineup,
+        seed,
+        records,
+        MatchEnd(len(records), "interrupted"),
+        {name: [f.describe() for f in found] for name, found in faults.items()},
+        faults,
+        {name: p.log_path for name, p in processes.items() if p.log_path is not None},
+    )
+
+
+def _finish(result: LineupResult, specs: list[BotSpec], rules: Rules, json_file: Path | None) -> None:
+    """The summary table, each bot's first failure and where its output is, and the JSON."""
+    summary = _summary(result, specs=[b.text for b in specs], rules=rules)
+    to_stderr = json_file is not None and str(json_file) == "-"
+    _render(summary, result, table_console(stderr=to_stderr))
+    show_failures(result, Console(stderr=True, soft_wrap=True))
+    if json_file is not None:
+        write_json(json_file, summary)
 
 
 def _summary(result: LineupResult, *, specs: list[str], rules: Rules) -> dict[str, Any]:
@@ -175,24 +245,23 @@ def _summary(result: LineupResult, *, specs: list[str], rules: Rules) -> dict[st
 
 
 def _render(summary: dict[str, Any], result: LineupResult, console: Console) -> None:
-    table = Table(title=f"{summary['games']} games, {summary['players_per_game']} players, seed {summary['seed']}")
-    for column in ("bot", "games", "wins", "win rate (95% CI)", "avg total", "avg round", "strikes", "forfeits"):
-        table.add_column(column, justify="left" if column == "bot" else "right")
+    title = f"{summary['games']} games, {summary['players_per_game']} players, seed {summary['seed']}"
+    rows = []
     for bot in summary["bots"]:
         lo, hi = bot["win_rate_ci"]
-        table.add_row(
-            bot["name"],
-            str(bot["games"]),
-            f"{bot['wins']:g}",
-            f"{bot['win_rate']:.1%} ({lo:.1%}-{hi:.1%})",
-            f"{bot['avg_total']:.1f}",
-            f"{bot['avg_round_score']:.2f}",
-            str(bot["strikes"]),
-            str(bot["forfeits"]),
+        rows.append(
+            [
+                bot["name"],
+                str(bot["games"]),
+                f"{bot['wins']:g}",
+                f"{bot['win_rate']:.1%} ({lo:.1%}-{hi:.1%})",
+                f"{bot['avg_total']:.1f}",
+                f"{bot['avg_round_score']:.2f}",
+                str(bot["strikes"]),
+                str(bot["forfeits"]),
+            ]
         )
-    console.print(table)
+    columns = ["bot", "games", "wins", "win rate (95% CI)", "avg total", "avg round", "strikes", "forfeits"]
+    print_table(console, title, columns, rows)
     if summary["verdict"] is not None:
-        console.print(summary["verdict"]["text"], highlight=False)
-    for name, faults in result.process_faults.items():
-        for fault in faults:
-            console.print(f"[yellow]bot process {name} {fault}; it was restarted[/]", highlight=False)
+        console.print(summary["verdict"]["text"], highlight=False, markup=False)

@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from skyjo_ref.cli import errors
+from skyjo_ref.cli.failures import report_failures
 from skyjo_ref.cli.options import rules_from_cli
 from skyjo_ref.cli.play_session import PlayError, play
 from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.players import BotSpecError, parse_bot_spec
+from skyjo_ref.records import save
+from skyjo_ref.server.client import FinishedGame
 
 
 def play_command(
@@ -52,6 +59,24 @@ def play_command(
             "--control-token", envvar="SKYJO_CONTROL_TOKEN", help="The referee's control token (with --referee)."
         ),
     ] = None,
+    records: Annotated[
+        Path | None,
+        typer.Option(
+            "--records",
+            metavar="DIR",
+            help="Save each game's skyjo-game/1 record here (default: a new folder under the temp folder).",
+            show_default=False,
+        ),
+    ] = None,
+    logs: Annotated[
+        Path | None,
+        typer.Option(
+            "--logs",
+            metavar="DIR",
+            help="Keep each bot process's output here (default: beside the records).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Play against bots in the terminal: you take a seat on the referee like any bot."""
     if not 1 <= len(bots) <= 7:
@@ -61,6 +86,15 @@ def play_command(
     except BotSpecError as exc:
         raise errors.UserError(str(exc)) from None
     rules_in_force = rules_from_cli(rules, option or ())
+    records_dir = _folder("--records", records)
+    log_dir = _folder("--logs", logs) if logs is not None else records_dir
+    saved: list[Path] = []
+
+    def on_game(item: FinishedGame) -> None:
+        path = records_dir / f"game-{item.index + 1:05d}.json"
+        save(item.record, path)
+        saved.append(path)
+
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
     console = Console(highlight=False)
     human = HumanBot(console, name=name)
@@ -75,10 +109,23 @@ def play_command(
                 seed=seed,
                 referee=referee,
                 control_token=control_token,
+                log_dir=log_dir,
+                on_game=on_game,
             )
         )
     except PlayError as exc:
         raise errors.UserError(str(exc)) from None
+    stderr = Console(stderr=True, soft_wrap=True)
+    report_failures(stderr, outcome.records, outcome.seat_names, outcome.crashes, outcome.log_paths)
+    for path in saved:
+        console.print(f"Game record: {path} (skyjo-ref replay {path})", highlight=False, markup=False)
+    if outcome.interrupted:
+        stderr.print(f"interrupted after {outcome.games} finished game(s)", highlight=False)
+        # The prompt's reader thread is still blocked on stdin, and Python's shutdown would wait on it
+        # (and abort): everything is stopped and saved, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(errors.EXIT_INTERRUPTED)
     if outcome.quit:
         console.print(f"You left after {outcome.games} finished game(s).")
         return
@@ -87,6 +134,17 @@ def play_command(
     if len(human.results) > 1:
         wins = sum(1 for r in human.results if human.seat in r.winners)
         console.print(f"{len(human.results)} games played; you won {wins}.", style="bold")
+
+
+def _folder(option: str, path: Path | None) -> Path:
+    """The folder ``option`` names (created), or a fresh one under the temp folder."""
+    try:
+        if path is None:
+            return Path(tempfile.mkdtemp(prefix="skyjo-play-"))
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.UserError(f"{option} {path}: cannot create the folder: {exc.strerror or exc}") from None
+    return path
 
 
 def register(app: typer.Typer) -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from skyjo_bot.client import BotClient, ConnectionLost, SessionRefused
@@ -22,7 +23,7 @@ from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
-from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.server.client import FinishedGame, MatchClient, RefereeError
 from skyjo_ref.server.lineup import LineupError, wait_bot_connected
 from skyjo_ref.server.server import RefereeServer, ServerConfig
@@ -47,6 +48,10 @@ class PlayOutcome:
     quit: bool = False  # the person left before the end
     error: str = ""  # why the match stopped early, if it did
     records: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C or SIGTERM (not the person typing quit)
+    seat_names: list[str] = field(default_factory=list)
+    log_paths: dict[str, Path] = field(default_factory=dict)  # seat name -> its bot process's output
+    crashes: dict[str, list[ProcessFault]] = field(default_factory=dict)  # seat name -> its process's faults
 
 
 async def play(
@@ -59,8 +64,11 @@ async def play(
     seed: str = "",
     referee: str | None = None,
     control_token: str | None = None,
+    log_dir: Path | None = None,
+    on_game: Callable[[FinishedGame], None] | None = None,
 ) -> PlayOutcome:
-    """Seat ``human`` at ``seat`` among ``bots`` and play ``games`` games on a referee."""
+    """Seat ``human`` at ``seat`` among ``bots`` and play ``games`` games on a referee
+    (bot processes' output in ``log_dir/SEAT.log``; ``on_game`` sees each finished game)."""
     if not 0 <= seat <= len(bots):
         raise PlayError(f"--seat {seat} is not a seat of this table: expected 0 to {len(bots)}")
     if any(b.kind == "remote" for b in bots):
@@ -87,13 +95,16 @@ async def play(
 
     human.on_quit = on_quit
     managed: list[ManagedBot] = []
+    processes: dict[str, ManagedBot] = {}
     client: BotClient | None = None
     client_task: asyncio.Task[None] | None = None
     outcome = PlayOutcome()
-    installed = _on_sigint(loop, quit_event)
+    interrupted = asyncio.Event()
+    installed = _on_sigint(loop, quit_event, interrupted)
     try:
         async with MatchClient(address, control) as matches:
             names = _seat_names(human.name, bots, seat)
+            outcome.seat_names = names
             token = await matches.issue_token(names[seat])
             # a person thinks for seconds: decide in a worker thread, so the session stays responsive
             client = BotClient(human, address, token, inline=False, give_up_after=CONNECT_TIMEOUT_S)
@@ -105,7 +116,11 @@ async def play(
                     seats.append(SeatSpec.of_builtin(spec.builtin, name))
                     continue
                 bot_token = await matches.issue_token(name)
-                process = ManagedBot(spec, address, bot_token)
+                log_path = log_dir / f"{name.replace(' ', '-')}.log" if log_dir is not None else None
+                process = ManagedBot(spec, address, bot_token, log_path=log_path)
+                processes[name] = process
+                if log_path is not None:
+                    outcome.log_paths[name] = log_path
                 try:
                     await process.start()
                 except OSError as exc:
@@ -131,11 +146,12 @@ async def play(
                 match_id = await matches.start_match(match_spec)
             except (RefereeError, MatchSpecError) as exc:
                 raise PlayError(str(exc)) from None
-            watch = asyncio.create_task(_watch(matches, match_id, outcome))
+            watch = asyncio.create_task(_watch(matches, match_id, outcome, on_game))
             quitting = asyncio.create_task(quit_event.wait())
             done, _ = await asyncio.wait({watch, quitting, client_task}, return_when=asyncio.FIRST_COMPLETED)
             if quitting in done or human.quit.is_set():
                 outcome.quit = True
+                outcome.interrupted = interrupted.is_set()
                 watch.cancel()
             elif client_task in done and watch not in done:
                 watch.cancel()
@@ -156,6 +172,7 @@ async def play(
                 await asyncio.wait_for(client_task, 5.0)
         for process in managed:
             await process.stop()
+        outcome.crashes = {name: list(p.faults) for name, p in processes.items() if p.faults}
         if server is not None:
             await server.stop(0.5)
     return outcome
@@ -195,11 +212,15 @@ def _client_failure(task: asyncio.Task[None]) -> str:
     return "the referee ended the session"
 
 
-async def _watch(matches: MatchClient, match_id: str, outcome: PlayOutcome) -> None:
+async def _watch(
+    matches: MatchClient, match_id: str, outcome: PlayOutcome, on_game: Callable[[FinishedGame], None] | None
+) -> None:
     async for update in matches.watch(match_id):
         if isinstance(update, FinishedGame):
             outcome.games += 1
             outcome.records.append(update.record)
+            if on_game is not None:
+                on_game(update)
         else:
             outcome.error = update.error
 
@@ -217,11 +238,18 @@ async def _wait_games_seen(human: HumanBot, games: int, client_task: asyncio.Tas
         await shown
 
 
-def _on_sigint(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> list[signal.Signals]:
-    """Ctrl-C (and SIGTERM) leave the game cleanly."""
+def _on_sigint(
+    loop: asyncio.AbstractEventLoop, event: asyncio.Event, interrupted: asyncio.Event
+) -> list[signal.Signals]:
+    """Ctrl-C (and SIGTERM) leave the game cleanly, noting that it was an interruption (exit 130)."""
+
+    def stop() -> None:
+        interrupted.set()
+        event.set()
+
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, event.set)
+            loop.add_signal_handler(sig, stop)
             installed.append(sig)
     return installed

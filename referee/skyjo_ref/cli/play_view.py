@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from skyjo_bot import Action, ActionKind, Bot, DecisionKind, Event, EventKind, GameResult, GameStart, View
-from skyjo_bot.types import GRID_SIZE, SlotState
+from skyjo_bot.types import GRID_SIZE, Grid, SlotState, column_positions
 
 from skyjo_ref.cli.replay_view import grid_table
 
@@ -297,6 +297,7 @@ class HumanBot(Bot):
         self.quit = threading.Event()
         self._recent: list[str] = []
         self._final_reveals: list[str] = []
+        self._grids: list[Grid] | None = None  # the last view's grids, kept up to date by the events since
         self._never = threading.Event()
 
     def _console_read(self, prompt: str) -> str:
@@ -318,8 +319,35 @@ class HumanBot(Bot):
         self.console.print(f"Rules: {escape(start.rules.preset or 'custom')} ({escape(rules)})", style="dim")
         self.console.print("Type help at any prompt for the actions.", style="dim")
 
+    def _track(self, event: Event) -> None:
+        """Keep the grids of the last view up to date with what was shown since, for the round's end."""
+        if self._grids is None or event.seat is None or not 0 <= event.seat < len(self._grids):
+            return
+        grid = self._grids[event.seat]
+        states, values = list(grid.states), list(grid.values)
+        if event.kind in (EventKind.REVEAL, EventKind.SWAP, EventKind.FINAL_REVEAL) and event.pos is not None:
+            states[event.pos], values[event.pos] = SlotState.REVEALED, event.value
+        elif event.kind is EventKind.COLUMN_CLEARED and event.pos is not None:
+            for pos in column_positions(event.pos):
+                states[pos], values[pos] = SlotState.REMOVED, None
+        else:
+            return
+        self._grids[event.seat] = Grid(tuple(states), tuple(values))
+
+    def _show_final_grids(self) -> None:
+        if self._grids is None:
+            return
+        panels = []
+        for seat, grid in enumerate(self._grids):
+            who = "you" if seat == self.seat else self.players[seat] if seat < len(self.players) else f"seat {seat}"
+            panels.append(grid_table(grid, f"{seat} {escape(who)}  cards {grid.revealed_sum():+d}", seat == self.seat))
+        self.console.print(Text("Final grids:", style="bold"))
+        self.console.print(Columns(panels, padding=(0, 3)))
+
     def on_event(self, event: Event) -> None:
+        self._track(event)
         if event.kind is EventKind.ROUND_START:
+            self._grids = None
             self._recent = []
             if event.round:
                 self.console.rule(f"Round {event.round + 1}", style="dim")
@@ -329,6 +357,8 @@ class HumanBot(Bot):
             if self._final_reveals:
                 self.console.print("Hidden cards turned over: " + "; ".join(self._final_reveals), highlight=False)
             self._final_reveals = []
+            self._show_final_grids()
+            self._grids = None
             self.console.print(round_table(event, self.players, self.seat))
             return
         if event.kind is EventKind.FINAL_REVEAL:
@@ -378,6 +408,7 @@ class HumanBot(Bot):
         if not self.players:
             self.players = view.players
             self.seat = view.seat
+        self._grids = list(view.grids)
         self.console.print()
         self.console.print(render_view(view, self._recent))
         self._recent = []

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -149,10 +150,12 @@ def card_text(state: SlotState, value: int | None) -> Text:
     return Text(str(value), style=style)
 
 
-def grid_table(grid: Grid, title: str, highlight: bool = False, labels: bool = False) -> Table:
-    """One grid: ``?`` hidden, ``.`` removed; with ``labels`` each slot shows its position (``5:-2``)."""
+def grid_table(grid: Grid, title: str, highlight: bool = False, labels: bool = False, plain: bool = False) -> Table:
+    """One grid: ``?`` hidden, ``.`` removed; with ``labels`` each slot shows its position (``5:-2``);
+    ``plain``: no box (pipes and logs)."""
     table = Table(
         title=title,
+        box=None if plain else box.HEAVY_HEAD,
         show_header=False,
         show_lines=False,
         title_style="bold reverse" if highlight else "bold",
@@ -170,31 +173,35 @@ def grid_table(grid: Grid, title: str, highlight: bool = False, labels: bool = F
     return table
 
 
-def grids_row(position: Position, players: Sequence[str]) -> Table:
+def grids_row(position: Position, players: Sequence[str], plain: bool = False) -> Table:
     """All grids side by side (the due seat's title highlighted)."""
     row = Table.grid(padding=(0, 3))
     cells = []
     for seat, grid in enumerate(position.grids):
         score = grid.revealed_sum()
         title = f"{seat} {players[seat]} ({score:+d})"
-        cells.append(grid_table(grid, title, highlight=seat == position.seat))
+        cells.append(grid_table(grid, title, highlight=seat == position.seat, plain=plain))
     for _ in cells:
         row.add_column()
     row.add_row(*cells)
     return row
 
 
-def render_position(cursor: ReplayCursor, position: Position, log_lines: int | None = 12) -> RenderableType:
-    """Header, grids, piles, the round's action log and (once over) its result."""
+def render_position(
+    cursor: ReplayCursor, position: Position, log_lines: int | None = 12, plain: bool = False
+) -> RenderableType:
+    """Header, grids, piles, the round's action log and (once over) its result.
+
+    Rounds and actions are counted from 1 here, for people (the record counts from 0)."""
     players = cursor.players
-    header = Text(f"Round {position.round} (rounds 0-{cursor.num_rounds - 1})", style="bold")
+    header = Text(f"Round {position.round + 1} of {cursor.num_rounds}", style="bold")
     if position.done == 0:
         header.append("  ·  before the first action")
     else:
-        header.append(f"  ·  after action {position.done - 1} ({position.done} of {position.total_actions} played)")
+        header.append(f"  ·  after action {position.done} of {position.total_actions}")
     if position.round_over:
         header.append("  ·  round over", style="bold")
-    parts: list[RenderableType] = [header, grids_row(position, players)]
+    parts: list[RenderableType] = [header, grids_row(position, players, plain)]
     if not position.round_over:
         assert position.seat is not None and position.decision is not None
         top = "empty" if position.discard_top is None else str(position.discard_top)
@@ -209,20 +216,24 @@ def render_position(cursor: ReplayCursor, position: Position, log_lines: int | N
         log = log[-log_lines:]
     for i, line in log:
         style = "bold" if i == len(position.log) - 1 else ""
-        parts.append(Text(f"  {i:>3}  {line}", style=style))
+        parts.append(Text(f"  {i + 1:>3}  {line}", style=style))
     if position.result is not None:
-        parts.append(round_result_table(cursor, position.round))
+        parts.append(round_result_table(cursor, position.round, plain))
     return Group(*parts)
 
 
-def round_result_table(cursor: ReplayCursor, round_index: int) -> Table:
+def round_result_table(cursor: ReplayCursor, round_index: int, plain: bool = False) -> Table:
     log = cursor.rounds[round_index]
     assert log.raw is not None and log.scores is not None
     totals = [0] * len(cursor.players)
     for earlier in cursor.rounds[: round_index + 1]:
         assert earlier.scores is not None
         totals = [t + s for t, s in zip(totals, earlier.scores)]
-    table = Table(title=f"Round {round_index} result (finisher: seat {log.finisher})", title_justify="left")
+    table = Table(
+        title=f"Round {round_index + 1} result (finisher: seat {log.finisher})",
+        title_justify="left",
+        box=None if plain else box.HEAVY_HEAD,
+    )
     table.add_column("seat", justify="right")
     table.add_column("player")
     table.add_column("cards", justify="right")
@@ -235,7 +246,7 @@ def round_result_table(cursor: ReplayCursor, round_index: int) -> Table:
 
 
 def render_summary(cursor: ReplayCursor) -> RenderableType:
-    """One line per round, then the final table: the default non-interactive output."""
+    """One line per round (counted from 1), then the final table: the default output on a terminal."""
     players = cursor.players
     rules = ", ".join(f"{k}={v}" for k, v in cursor.rules.options().items())
     head = Text(f"{len(players)} players: " + ", ".join(f"{i} {p}" for i, p in enumerate(players)))
@@ -254,7 +265,7 @@ def render_summary(cursor: ReplayCursor) -> RenderableType:
         for seat in range(len(players)):
             mark = "*" if seat == log.finisher and log.scores[seat] != log.raw[seat] else ""
             cells.append(f"{log.scores[seat]}{mark} ({totals[seat]})")
-        rounds.add_row(str(k), str(len(log.actions)), str(log.finisher), *cells)
+        rounds.add_row(str(k + 1), str(len(log.actions)), str(log.finisher), *cells)
     rounds.caption = "* finisher penalised (not strictly lowest)"
     return Group(head, rules_line, rounds, final_table(cursor))
 
@@ -277,3 +288,32 @@ def final_table(cursor: ReplayCursor) -> Table:
         name = cursor.players[seat] + (f" ({', '.join(notes)})" if notes else "")
         table.add_row(str(game.ranks[seat]), str(seat), name, str(game.totals[seat]))
     return table
+
+
+def summary_lines(cursor: ReplayCursor) -> str:
+    """The summary as plain tab-separated lines, for pipes and logs: no boxes, one line per round."""
+    players = cursor.players
+    rules = ", ".join(f"{k}={v}" for k, v in cursor.rules.options().items())
+    lines = [f"{len(players)} players: " + ", ".join(f"{i} {p}" for i, p in enumerate(players))]
+    lines.append(f"rules: {cursor.rules.preset or 'custom'} ({rules})")
+    lines.append("rounds (* finisher penalised, not strictly lowest)")
+    lines.append("\t".join(["round", "actions", "finisher", *(f"{name} score (total)" for name in players)]))
+    totals = [0] * len(players)
+    for k, log in enumerate(cursor.rounds):
+        assert log.scores is not None and log.raw is not None
+        totals = [t + s for t, s in zip(totals, log.scores)]
+        cells = [
+            f"{log.scores[seat]}{'*' if seat == log.finisher and log.scores[seat] != log.raw[seat] else ''} "
+            f"({totals[seat]})"
+            for seat in range(len(players))
+        ]
+        lines.append("\t".join([str(k + 1), str(len(log.actions)), str(log.finisher), *cells]))
+    game = cursor.game
+    assert game.ranks is not None and game.winners is not None
+    lines.append("final")
+    lines.append("\t".join(["rank", "seat", "player", "total"]))
+    for seat in sorted(range(len(players)), key=lambda s: (game.ranks[s] if game.ranks else 0, s)):
+        notes = [n for n, on in (("winner", seat in game.winners), ("forfeited", seat in game.forfeits)) if on]
+        name = players[seat] + (f" ({', '.join(notes)})" if notes else "")
+        lines.append("\t".join([str(game.ranks[seat]), str(seat), name, str(game.totals[seat])]))
+    return "\n".join(lines)

@@ -39,7 +39,9 @@ def serve(
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", metavar="FILE", help="YAML: address, control_token, tokens, time_control, max_message_bytes."
+            "--config",
+            metavar="FILE",
+            help="YAML: address, control_token, tokens, time_control, ... (docs/referee.md).",
         ),
     ] = None,
     control_token: Annotated[
@@ -80,7 +82,7 @@ def serve(
         cfg.address = check_address(cfg.address, "--address")
     except ValueError as exc:
         raise errors.UserError(str(exc)) from None
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # the SKYJO_ADDR=... line stays one line: scripts grep it
     try:
         asyncio.run(_serve(cfg, console, show_control_token=cfg.control_token is None))
     except OSError as exc:

@@ -101,9 +101,12 @@ def tournament(
             observer = LineObserver(stderr)
         try:
             summary = _run(runner.run(config, store, observer, concurrency=concurrency))
-        except runner.TournamentBotError as exc:
+        except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as documented
             observer.stop()
-            raise errors.UserError(f"{exc}; fix the bot and run the same command again") from None
+            raise errors.Unfinished(
+                f"{exc}; {store.count()} finished games are kept in {config.output}: "
+                "fix the bot and run the same command again"
+            ) from None
         except runner.TournamentUnfinished as exc:
             observer.stop()
             raise errors.Unfinished(
@@ -133,8 +136,11 @@ def tournament(
             stderr.print(
                 f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False
             )
+        for line in first_failures(store, config.output / "logs"):
+            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
         tables = runner.compute_tables(config, store)
-        render_tables(stdout, tables, title=f"{config.name}: Elo")
+        json_alone = json_file is not None and str(json_file) == "-"  # stdout is the JSON alone: tables to stderr
+        render_tables(table_console(stderr=True) if json_alone else stdout, tables, title=f"{config.name}: Elo")
         if json_file is not None:
             data = tables.to_json()
             data["tournament"] = {
@@ -161,6 +167,31 @@ def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr:
             f"and some will time out (see docs/performance.md); --concurrency {cores} avoids it",
             highlight=False,
         )
+
+
+def first_failures(store: Store, logs: Path) -> list[str]:
+    """``note: bot X: first failure in game KEY, round R, ...: what it said; its output: logs/X-*.log`` for each
+    bot with strikes (rounds counted from 1 here; the game key is the store's)."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for game in store.games():
+        for seat, result in enumerate(game.seats):
+            if result.bot in seen or not result.strikes:
+                continue
+            record = store.record(game.id.key) or {}
+            strikes = [s for s in (record.get("meta") or {}).get("strikes", []) if s.get("seat") == seat]
+            if not strikes:
+                continue
+            seen.add(result.bot)
+            first = strikes[0]
+            where = f"game {game.id.key}, round {int(first.get('round', 0)) + 1}"
+            if first.get("decision"):
+                where += f", {first['decision']}"
+            detail = first.get("detail") or first.get("answered") or ""
+            output = sorted(logs.glob(f"{result.bot}-*.log"))
+            kept = f"; its output: {logs}/{result.bot}-*.log" if output else ""
+            lines.append(f"note: bot {result.bot}: first failure in {where}: {first.get('reason')}: {detail}{kept}")
+    return lines
 
 
 def _fault_counts(store: Store) -> dict[str, dict[str, int]]:

@@ -2,7 +2,8 @@
 
 On a terminal, a Rich progress bar (games done of total, rate, ETA) above a live
 standings table, on stderr; elsewhere (CI logs, pipes) one plain line per
-finished game. The final tables are Rich tables, also readable as plain text.
+finished game. The final tables are Rich tables on a terminal and
+tab-separated lines elsewhere; the head-to-head matrix has numbered columns.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from skyjo_ref.cli.plain import print_table
 from skyjo_ref.tournament.store import StoredGame
 from skyjo_ref.tournament.tables import Tables
 
@@ -68,35 +70,100 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> T
     return table
 
 
-def head_to_head_table(tables: Tables) -> Table:
-    """Row bot's pairwise score against column bot, in % (a draw counts half)."""
+#: Width of one head-to-head score column ("100" and its padding).
+_H2H_CELL = 5
+
+
+def _h2h_cell(tables: Tables, a: str, b: str) -> str:
+    cell = tables.head_to_head.get(a, {}).get(b)
+    return "" if a == b else "-" if cell is None or cell.score is None else f"{100 * cell.score:.0f}"
+
+
+def head_to_head_tables(tables: Tables, width: int) -> list[Table]:
+    """Row bot's pairwise score against column bot, in % (a draw counts half).
+
+    Columns are numbered, and the rows, numbered the same way, are the legend:
+    the matrix stays readable at 12 or 40 bots with long names. When the
+    columns do not fit ``width``, they are split into several tables (columns
+    1-15, 16-30, ...), each with the numbered rows."""
     names = [r.name for r in tables.rows]
-    table = Table(
-        title="head to head",
-        caption="row's pairwise score % against column (draws half); games per pair in --json",
-        caption_justify="left",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("", no_wrap=True)
-    for name in names:
-        table.add_column(name, justify="right")
-    for a in names:
-        cells: list[str] = [a]
-        for b in names:
-            cell = tables.head_to_head.get(a, {}).get(b)
-            cells.append("" if a == b else "-" if cell is None or cell.score is None else f"{100 * cell.score:.1f}")
-        table.add_row(*cells)
-    return table
+    label = max((len(f"{i + 1} {n}") for i, n in enumerate(names)), default=4)
+    per_table = max(1, (width - label - 4) // _H2H_CELL)
+    out: list[Table] = []
+    for start in range(0, len(names), per_table):
+        columns = range(start, min(len(names), start + per_table))
+        last = start + per_table >= len(names)
+        table = Table(
+            title="head to head" if start == 0 else f"head to head (columns {start + 1}-{columns[-1] + 1})",
+            caption="row's pairwise score % against column number (draws half); games per pair in --json"
+            if last
+            else None,
+            caption_justify="left",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        table.add_column("", no_wrap=True, min_width=label)
+        for j in columns:
+            table.add_column(str(j + 1), justify="right", no_wrap=True, min_width=3)
+        for i, a in enumerate(names):
+            table.add_row(f"{i + 1} {a}", *(_h2h_cell(tables, a, names[j]) for j in columns))
+        out.append(table)
+    return out
+
+
+def head_to_head_table(tables: Tables) -> Table:
+    """The whole head-to-head matrix as one table (numbered columns)."""
+    return head_to_head_tables(tables, width=10**6)[0]
+
+
+def _plain_tables(console: Console, tables: Tables, title: str) -> None:
+    """Tab-separated lines for pipes and CI logs: no boxes, every number."""
+    anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
+    columns = ["bot", "Elo", "Elo_low", "Elo_high", "games", "wins", "win%", "avg_total", "avg_round"]
+    columns += ["strikes", "forfeits"]
+    rows = [
+        [
+            row.name,
+            _fmt(row.elo, 0),
+            _fmt(row.elo_low, 0),
+            _fmt(row.elo_high, 0),
+            str(row.games),
+            f"{row.wins:g}",
+            _fmt(None if row.win_rate is None else 100 * row.win_rate, 1),
+            _fmt(row.avg_total, 1),
+            _fmt(row.avg_round, 2),
+            str(row.strikes),
+            str(row.forfeits),
+        ]
+        for row in tables.rows
+    ]
+    heading = f"{title}: Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+    print_table(console, heading, columns, rows)
+    if len(tables.rows) > 1:
+        names = [r.name for r in tables.rows]
+        matrix = [[str(i + 1), a, *(_h2h_cell(tables, a, b) for b in names)] for i, a in enumerate(names)]
+        console.print("", markup=False)
+        print_table(
+            console,
+            "head to head: row's pairwise score % against column number (draws half)",
+            ["#", "bot", *(str(j + 1) for j in range(len(names)))],
+            matrix,
+            left=2,
+        )
 
 
 def render_tables(console: Console, tables: Tables, title: str) -> None:
-    console.print(elo_table(tables, title=title))
-    if len(tables.rows) > 1:
-        console.print(head_to_head_table(tables))
+    if not console.is_terminal:
+        _plain_tables(console, tables, title)
+    else:
+        console.print(elo_table(tables, title=title))
+        if len(tables.rows) > 1:
+            for table in head_to_head_tables(tables, console.width):
+                console.print(table)
     for note in tables.notes:
-        console.print(f"note: {note}", highlight=False)
+        console.print(f"note: {note}", highlight=False, markup=False)
 
 
 class RichObserver:

@@ -58,6 +58,7 @@ class _SeatState:
     decisions: int = 0
     total_ms: float = 0.0
     max_ms: float = 0.0
+    decision_ms: list[float] = field(default_factory=list)  # each decision's time, for meta.decision_ms
 
 
 @dataclass(slots=True)
@@ -106,14 +107,15 @@ class GameRunner:
         gid = self.setup.game_id
         started = time.time()
         try:
+            for i, st in enumerate(self.states):  # before open(): a bot may err as soon as it hears of the game
+                st.seat.set_fault_handler(functools.partial(self._out_of_band, i))
             opened = await asyncio.gather(
                 *(
-                    st.seat.open(GameStart(gid, i, game.players, game.rules, self.tc))
+                    st.seat.open(GameStart(gid, i, game.players, game.rules.in_force(), self.tc))
                     for i, st in enumerate(self.states)
                 )
             )
-            for i, (st, ok) in enumerate(zip(self.states, opened)):
-                st.seat.set_fault_handler(functools.partial(self._out_of_band, i))
+            for i, ok in enumerate(opened):
                 if not ok:
                     self._forfeit(i, f"not connected within the grace period ({self.tc.grace_ms} ms) at the game start")
             self._broadcast()
@@ -159,7 +161,11 @@ class GameRunner:
         st.decisions += 1
         st.total_ms += answer.elapsed_ms
         st.max_ms = max(st.max_ms, answer.elapsed_ms)
-        st.bank_ms -= answer.elapsed_ms
+        if self.tc.bank_ms:  # no bank: time_left_ms stays NO_LIMIT_MS, as the protocol says
+            st.bank_ms -= answer.elapsed_ms
+        if st.forfeited:  # it forfeited while deciding (strikes out of turn): the stand-in plays this one at once
+            return self._substitute(st).decide(view), "forfeit"
+        st.decision_ms.append(answer.elapsed_ms)  # one per action not tagged "forfeit" (meta.decision_ms)
         fault, detail = answer.fault, answer.detail
         if fault is None:
             if answer.action is not None and answer.action in view.legal_actions:
@@ -268,6 +274,9 @@ class GameRunner:
                 }
                 for st in self.states
             ],
+            # per seat, the time each of its decisions took, in the order of its actions that are
+            # not tagged "forfeit" (the substitute's decisions are not timed): the report's histograms
+            "decision_ms": [[round(ms, 2) for ms in st.decision_ms] for st in self.states],
             "started_at": round(started, 3),
             "seconds": round(time.time() - started, 3),
         }

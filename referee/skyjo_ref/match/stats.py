@@ -2,6 +2,15 @@
 
 Pure functions over finished ``skyjo-game/1`` records (their ``meta.slots``
 say which match slot sat in which seat, ``meta.deal`` which deal was played).
+
+The verdict's unit is the deal block (all rotations of one deal), since the
+games of one deal are not independent. Its win-rate interval is a Wilson score
+interval over blocks: each block's win-rate difference ``d`` (-1 to +1) is
+mapped to a score ``(1 + d) / 2`` in [0, 1] and treated as one trial. A score
+bounded in [0, 1] varies at most as much as a win/loss does, so the interval is
+conservative, valid from a few blocks, and never leaves -100%..+100%. The
+average-total interval is a Student t interval over blocks. Below
+:data:`MIN_BLOCKS` blocks there is no verdict ("not enough games to tell").
 """
 
 from __future__ import annotations
@@ -13,6 +22,26 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 Z95 = 1.959964
+
+#: Fewer deal blocks than this: "not enough games to tell", whatever the numbers.
+MIN_BLOCKS = 6
+
+#: Two-sided 95% Student t quantiles for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t_quantile_95(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with ``df`` degrees of freedom."""
+    if df < 1:
+        raise ValueError("a t quantile needs at least one degree of freedom")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = Z95  # Cornish-Fisher expansion: within 0.001 of the exact value above 30 degrees of freedom
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -26,15 +55,29 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float] | None:
-    """Mean and normal-approximation 95% interval; None with fewer than two values."""
+def mean_interval(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """Mean and Student t 95% interval; None with fewer than two values."""
     m = len(values)
     if m < 2:
         return None
     mean = sum(values) / m
     var = sum((v - mean) ** 2 for v in values) / (m - 1)
-    half = z * math.sqrt(var / m)
+    half = t_quantile_95(m - 1) * math.sqrt(var / m)
     return (mean, mean - half, mean + half)
+
+
+def difference_interval(diffs: Sequence[float]) -> tuple[float, float, float] | None:
+    """Mean of per-block differences in [-1, 1] and its 95% interval, bounded to [-1, 1].
+
+    Wilson score interval on the block scores ``(1 + d) / 2``: valid for few blocks,
+    never a zero-width interval when every block agrees. None without any block.
+    """
+    m = len(diffs)
+    if m == 0:
+        return None
+    mean = sum(diffs) / m
+    lo, hi = wilson(m * (1 + mean) / 2, m)
+    return (mean, 2 * lo - 1, 2 * hi - 1)
 
 
 @dataclass(slots=True)
@@ -135,17 +178,23 @@ def summarize(
             ca, cb = cells[a], cells[b]
             win_diffs.append(ca[0] / ca[2] - cb[0] / cb[2])
             total_diffs.append(ca[1] / ca[2] - cb[1] / cb[2])
-    win = mean_interval(win_diffs)
+    win = difference_interval(win_diffs) if len(win_diffs) >= 2 else None
     tot = mean_interval(total_diffs)
     A, B = stats[a].name, stats[b].name
     wd = win[0] if win is not None else stats[a].win_rate - stats[b].win_rate
     td = tot[0] if tot is not None else stats[a].avg_total - stats[b].avg_total
-    if win is None:
+    blocks = len(win_diffs)
+    seats_per_game = len(records[0]["players"])
+    if win is None or blocks < MIN_BLOCKS:
         better = None
-        text = f"{A} leads {B} ({stats[a].win_rate:.1%} vs {stats[b].win_rate:.1%} wins), too few games to say how sure"
+        text = (
+            f"not enough games to tell: {A} leads {B} ({stats[a].win_rate:.1%} vs {stats[b].win_rate:.1%} wins) "
+            f"over {blocks} deal{'s' if blocks != 1 else ''}; a verdict needs at least {MIN_BLOCKS} deals "
+            f"({MIN_BLOCKS * seats_per_game} games at {seats_per_game} seats)"
+        )
     else:
         lo, hi = win[1], win[2]
-        span = f"win-rate difference {wd:+.1%} (95% CI {lo:+.1%} to {hi:+.1%}, {len(win_diffs)} deals)"
+        span = f"win-rate difference {wd:+.1%} (95% CI {lo:+.1%} to {hi:+.1%}, {blocks} deals)"
         if lo > 0:
             better = A
             text = f"{A} is better than {B}: {span}"

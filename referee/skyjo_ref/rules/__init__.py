@@ -1,4 +1,4 @@
-"""The rules engine: pure game logic, no I/O (see RULES.md)."""
+"""The rules engine: pure game logic, no I/O (see docs/rules.md)."""
 
 from skyjo_ref.rules.engine import (
     Dealer,

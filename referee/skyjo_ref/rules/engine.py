@@ -332,7 +332,7 @@ class Game:
         return action in self.legal_actions()
 
     def view(self, seat: int) -> View:
-        """What ``seat`` may see now (RULES.md, "Hidden information")."""
+        """What ``seat`` may see now (docs/rules.md, "Hidden information")."""
         if not 0 <= seat < self.num_players:
             raise ValueError(f"no seat {seat} in a game of {self.num_players}")
         grids = self._public_grids()

@@ -12,18 +12,26 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.match.runner import new_seed
-from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd
 from skyjo_ref.server.server import RefereeServer, ServerConfig
 
 #: How long a bot process may take to start and connect.
 CONNECT_TIMEOUT_S = 60.0
+
+#: How long ``match remote:NAME`` on its own referee waits for the bot to connect, by default.
+REMOTE_CONNECT_TIMEOUT_S = 300.0
+
+
+class BotNeverConnected(LookupError):
+    """A bot whose seat was set but which never connected: the match cannot be played with it."""
 
 
 class LineupError(ValueError):
@@ -69,6 +77,8 @@ class LineupResult:
     records: list[dict[str, Any]]
     end: MatchEnd
     process_faults: dict[str, list[str]]  # seat name -> what each crash of its process was
+    crashes: dict[str, list[ProcessFault]] = field(default_factory=dict)  # seat name -> its process's faults
+    log_paths: dict[str, Path] = field(default_factory=dict)  # seat name -> the file holding its output
 
 
 async def play_lineup(
@@ -82,8 +92,15 @@ async def play_lineup(
     control_token: str | None = None,
     on_game: Callable[[FinishedGame], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    log_dir: Path | None = None,
+    remote_connect_timeout_s: float = REMOTE_CONNECT_TIMEOUT_S,
+    on_process: Callable[[str, ManagedBot], None] | None = None,
 ) -> LineupResult:
-    """Play ``games`` games of the line-up (seats rotate: every bot plays every seat on the same deals)."""
+    """Play ``games`` games of the line-up (seats rotate: every bot plays every seat on the same deals).
+
+    Each bot process's output goes to ``log_dir/SEAT.log``; ``remote:`` bots have
+    ``remote_connect_timeout_s`` to connect to a referee of our own (:class:`BotNeverConnected`
+    when they do not; on a ``--referee``, when the first game finds one never connected)."""
     say = notice or (lambda text: None)
     tc = time_control or TimeControl()
     seed = seed or new_seed()
@@ -99,6 +116,7 @@ async def play_lineup(
             )
         address, token = referee, control_token
     managed: dict[str, ManagedBot] = {}
+    remotes: dict[str, str] = {}  # seat name -> token of remote: bots
     records: list[dict[str, Any]] = []
     try:
         async with MatchClient(address, token) as client:
@@ -113,22 +131,35 @@ async def play_lineup(
                 seat_token = await client.issue_token(name)
                 seats.append(SeatSpec.of_token(seat_token, name))
                 if bot.managed:
-                    process = ManagedBot(bot, address, seat_token)
+                    log_path = None
+                    if log_dir is not None:
+                        log_path = log_dir / f"{_file_name(name)}.log"
+                        log_path.write_text("", encoding="utf-8")  # this match's output only
+                    process = ManagedBot(bot, address, seat_token, log_path=log_path)
                     try:
                         await process.start()
                     except OSError as exc:
                         raise LineupError(f"cannot start bot {bot.text!r}: {exc}") from None
                     managed[name] = process
+                    if on_process is not None:
+                        on_process(name, process)
                     waits.append((name, seat_token, process))
                 else:
-                    say(
-                        f"waiting for remote bot {name!r}: connect it with "
-                        f"SKYJO_ADDR={address} SKYJO_TOKEN={seat_token}"
-                    )
+                    if server is not None:
+                        say(
+                            f"waiting {remote_connect_timeout_s:g} s for remote bot {name!r}: connect it with "
+                            f"SKYJO_ADDR={address} SKYJO_TOKEN={seat_token}"
+                        )
+                    else:  # the referee's own token for a name it knows (serve --token NAME=...), else a fresh one
+                        say(
+                            f"remote bot {name!r} must be connected when the first game starts: "
+                            f"SKYJO_ADDR={address} SKYJO_TOKEN={seat_token}"
+                        )
+                    remotes[name] = seat_token
                     waits.append((name, seat_token, None))
             if server is not None:
                 for name, seat_token, waiting in waits:
-                    await wait_bot_connected(server, name, seat_token, waiting)
+                    await wait_bot_connected(server, name, seat_token, waiting, remote_connect_timeout_s)
             spec = MatchSpec(
                 seats=tuple(seats),
                 rules=rules or Rules(),
@@ -141,6 +172,8 @@ async def play_lineup(
             end = MatchEnd(0, "the referee did not report the end of the match")
             async for item in client.watch(match_id):
                 if isinstance(item, FinishedGame):
+                    if server is None and remotes and not records:
+                        _check_remotes_connected(item.record, lineup.seat_names, remotes, address)
                     records.append(item.record)
                     if on_game is not None:
                         on_game(item)
@@ -154,12 +187,41 @@ async def play_lineup(
             await server.stop(grace=0.5)
     records.sort(key=lambda r: int(r.get("meta", {}).get("game", 0)))
     faults = {name: [f.describe() for f in p.faults] for name, p in managed.items() if p.faults}
-    return LineupResult(lineup, seed, records, end, faults)
+    crashes = {name: list(p.faults) for name, p in managed.items() if p.faults}
+    logs = {name: p.log_path for name, p in managed.items() if p.log_path is not None}
+    return LineupResult(lineup, seed, records, end, faults, crashes, logs)
 
 
-async def wait_bot_connected(server: RefereeServer, name: str, token: str, process: ManagedBot | None) -> None:
-    """Until the seat's bot connects; a process that exits first is a :class:`LineupError` with its output."""
-    connected = asyncio.ensure_future(server.wait_connected(token, CONNECT_TIMEOUT_S if process else 24 * 3600.0))
+def _file_name(seat: str) -> str:
+    """A seat name as a file name (``greedy#2`` -> ``greedy-2``)."""
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in seat) or "bot"
+
+
+def _check_remotes_connected(record: dict[str, Any], seats: list[str], remotes: dict[str, str], address: str) -> None:
+    """On a running referee, the first game tells whether each ``remote:`` bot ever connected."""
+    meta = record.get("meta") or {}
+    for entry in meta.get("forfeited", []):
+        seat = int(entry.get("seat", -1))
+        reason = str(entry.get("reason", ""))
+        slot = (meta.get("slots") or list(range(len(seats))))[seat] if 0 <= seat < len(seats) else -1
+        name = seats[slot] if 0 <= slot < len(seats) else ""
+        if name in remotes and reason.startswith("not connected"):
+            raise BotNeverConnected(
+                f"remote bot {name!r} never connected to the referee at {address} ({reason}): start it with "
+                f"SKYJO_ADDR={address} SKYJO_TOKEN=<its token> (serve --token {name}=TOKEN) before the match"
+            )
+
+
+async def wait_bot_connected(
+    server: RefereeServer,
+    name: str,
+    token: str,
+    process: ManagedBot | None,
+    remote_timeout_s: float = REMOTE_CONNECT_TIMEOUT_S,
+) -> None:
+    """Until the seat's bot connects; a process that exits first is a :class:`LineupError` with its output;
+    a remote bot that does not connect in ``remote_timeout_s`` is :class:`BotNeverConnected`."""
+    connected = asyncio.ensure_future(server.wait_connected(token, CONNECT_TIMEOUT_S if process else remote_timeout_s))
     waits: set[asyncio.Future[Any]] = {connected}
     exited: asyncio.Future[Any] | None = None
     if process is not None:
@@ -174,5 +236,11 @@ async def wait_bot_connected(server: RefereeServer, name: str, token: str, proce
         return
     if process is not None and exited is not None and exited.done() and not exited.cancelled():
         output = process.output(12).strip() or "(no output)"
-        raise LineupError(f"bot {process.spec.text!r} exited before connecting to the referee:\n{output}")
+        where = f"\n(all of its output: {process.log_path})" if process.log_path is not None else ""
+        raise LineupError(f"bot {process.spec.text!r} exited before connecting to the referee:\n{output}{where}")
+    if process is None:
+        raise BotNeverConnected(
+            f"remote bot {name!r} did not connect to the referee within {remote_timeout_s:g} s "
+            "(--connect-timeout): start it with the SKYJO_ADDR and SKYJO_TOKEN printed above"
+        )
     raise LineupError(f"bot {name!r} did not connect to the referee within {CONNECT_TIMEOUT_S:.0f} s")

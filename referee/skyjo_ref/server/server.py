@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc.aio import EOF  # type: ignore[attr-defined]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer as AsyncHealthServicer
@@ -41,11 +42,27 @@ log = logging.getLogger(__name__)
 
 #: A match watched to its end is forgotten (records freed) this long after: long tournaments stay small.
 FORGET_WATCHED_MATCH_S: Final = 60.0
+#: Messages over this size are refused by grpc itself (the call just ends); those over
+#: ``max_message_bytes`` but under this are refused by the referee, which records the fault.
+GRPC_MESSAGE_BACKSTOP: Final = 1024 * 1024
+#: When the referee ends a stream, how long a message being written may take to finish first.
+WRITE_DRAIN_S: Final = 1.0
 #: How long a new Play stream may take to send its Hello.
 HELLO_TIMEOUT_S: Final = 30.0
 
 
-_CONFIG_KEYS: Final = ("address", "control_token", "tokens", "time_control", "max_message_bytes")
+_CONFIG_KEYS: Final = (
+    "address",
+    "control_token",
+    "tokens",
+    "time_control",
+    "max_message_bytes",
+    "token_idle_ms",
+    "token_unused_ms",
+)
+#: Issued tokens: released this long after their last use (a stream or a match), or after issue when never used.
+TOKEN_IDLE_MS: Final = 60_000
+TOKEN_UNUSED_MS: Final = 24 * 3600 * 1000
 
 
 class ConfigError(ValueError):
@@ -64,10 +81,14 @@ class ServerConfig:
     keepalive_time_ms: int = 20_000  # the server pings an idle connection this often
     keepalive_timeout_ms: int = 10_000  # and drops it when the ping is not answered in this time
     min_client_ping_ms: int = 10_000  # clients may ping at most this often (more is a GOAWAY)
+    token_idle_ms: int = TOKEN_IDLE_MS  # an issued token is released this long after its last use
+    token_unused_ms: int = TOKEN_UNUSED_MS  # and one never used, this long after it was issued
+    unix_socket: Path | None = None  # also listen here (bots without network reach the referee by it)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
-        """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes)."""
+        """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes,
+        token_idle_ms, token_unused_ms)."""
         source = str(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -134,7 +155,42 @@ class ServerConfig:
                 config.max_message_bytes = check_message_bytes(value)
             except ValueError as exc:
                 raise fail(("max_message_bytes",), str(exc)) from None
+        for key in ("token_idle_ms", "token_unused_ms"):
+            if key in data:
+                value = data[key]
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_MS:
+                    raise fail((key,), f"expected milliseconds from 0 to {MAX_TOKEN_MS}, got {value!r}")
+                setattr(config, key, value)
         return config
+
+
+#: The longest ``token_idle_ms`` / ``token_unused_ms``: a year.
+MAX_TOKEN_MS: Final = 365 * 24 * 3600 * 1000
+#: Pings a client may send too early (closer than ``min_client_ping_ms``) before GOAWAY too_many_pings.
+MAX_PING_STRIKES: Final = 2
+
+
+def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """The grpc core channel arguments of a referee.
+
+    The ping policy is what docs/writing-a-bot.md asks of bots: pings at most every
+    ``min_client_ping_ms`` (10 s; bots ping every 30 s), also on an idle stream and with
+    no call open. grpc core ignores argument names it does not know, so these are its
+    own names (``grpc.http2.min_ping_interval_without_data_ms`` is the server's minimum
+    interval between pings it receives); a test checks each name against the library.
+    """
+    return [
+        ("grpc.so_reuseport", 0),
+        # grpc's own cap is a backstop: the referee refuses what is over max_message_bytes itself,
+        # so that the fault is counted and recorded (grpc would end the call without a word to us)
+        ("grpc.max_receive_message_length", max(config.max_message_bytes, GRPC_MESSAGE_BACKSTOP)),
+        ("grpc.keepalive_time_ms", config.keepalive_time_ms),
+        ("grpc.keepalive_timeout_ms", config.keepalive_timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", config.min_client_ping_ms),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+    ]
 
 
 #: The range of ``max_message_bytes`` (config file and ``--max-message-bytes``): gRPC takes an int32.
@@ -187,7 +243,8 @@ class RefereeServer:
         self.control_token = self.config.control_token or secrets.token_urlsafe(24)
         self.sessions: dict[str, Session] = {}
         for name, token in self.config.tokens.items():
-            self.sessions[token] = Session(token, name)
+            self.sessions[token] = Session(token, name, permanent=True)
+        self._tokens_changed = asyncio.Event()
         self.matches: dict[str, _Match] = {}
         self.request_ids = itertools.count(1)  # unique across the server: a token cannot guess another's
         self._match_ids = itertools.count(1)
@@ -195,23 +252,14 @@ class RefereeServer:
         self._health: AsyncHealthServicer | None = None
         self.address = ""
         self.port = 0
+        self.unix_address: str | None = None  # "unix:PATH" when config.unix_socket is set
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
         c = self.config
-        options = [
-            ("grpc.so_reuseport", 0),
-            ("grpc.max_receive_message_length", c.max_message_bytes),
-            ("grpc.keepalive_time_ms", c.keepalive_time_ms),
-            ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_recv_ping_interval_without_data_ms", c.min_client_ping_ms),
-            ("grpc.http2.max_pings_without_data", 0),
-            ("grpc.http2.max_ping_strikes", 2),
-        ]
-        server = grpc.aio.server(options=options)
-        pb_grpc.add_BotServiceServicer_to_server(_BotService(self), server)  # type: ignore[no-untyped-call]
+        server = grpc.aio.server(options=grpc_server_options(c))
+        _add_bot_service(_BotService(self), server)
         pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
         self._health = AsyncHealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -222,7 +270,9 @@ class RefereeServer:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-        _refuse_taken_port(c.address)
+        on_unix = c.address.startswith("unix:")
+        if not on_unix:
+            _refuse_taken_port(c.address)
         try:
             port = server.add_insecure_port(c.address)
         except RuntimeError:  # grpc says only "Failed to bind"
@@ -232,6 +282,12 @@ class RefereeServer:
             ) from None
         if port == 0:
             raise OSError(f"cannot listen on {c.address}: the address is in use or invalid")
+        if c.unix_socket is not None:
+            self.unix_address = f"unix:{c.unix_socket}"
+            try:
+                server.add_insecure_port(self.unix_address)
+            except RuntimeError:
+                raise OSError(f"cannot listen on {self.unix_address}: is its folder writable?") from None
         await server.start()
         for name in names[:3]:
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -240,7 +296,7 @@ class RefereeServer:
         if host in ("0.0.0.0", "[::]", "::"):
             host = "127.0.0.1"
         self.port = port
-        self.address = f"{host}:{port}"
+        self.address = c.address if on_unix else f"{host}:{port}"
         self._server = server
         log.info("referee listening on %s", self.address)
 
@@ -268,9 +324,66 @@ class RefereeServer:
     # ------------------------------------------------------------------ tokens
 
     def issue_token(self, name: str) -> str:
+        """A token for a seat-holder named ``name``: the one the referee was given for that name
+        (``serve --token NAME=TOKEN``), so the bot already started with it plays; else a fresh one,
+        released (forgotten) once unused for a while: see :meth:`_let_go`."""
+        known = self.config.tokens.get(name)
+        if known is not None:
+            return known
         token = secrets.token_urlsafe(18)
-        self.sessions[token] = Session(token, name or "bot")
+        session = self.sessions[token] = Session(token, name or "bot")
+        self._release_later(session, self.config.token_unused_ms)
         return token
+
+    def _hold(self, session: Session) -> None:
+        """A Play call or an unfinished match uses the token: it is not released meanwhile."""
+        session.users += 1
+        session.used = True
+        if session.expiry is not None:
+            session.expiry.cancel()
+            session.expiry = None
+
+    def _let_go(self, session: Session) -> None:
+        """A Play call ended, or a match naming the token did.
+
+        An issued token that nothing uses any more (no Play call open, no
+        unfinished match naming it) is released ``token_idle_ms`` later, and
+        one never used ``token_unused_ms`` after it was issued, unless it is
+        used again meanwhile. Released, it opens no stream and seats no
+        match: everything it held is freed. Tokens from the config (or
+        ``--token``) are never released.
+        """
+        session.users -= 1
+        if session.users == 0:
+            self._release_later(session, self.config.token_idle_ms)
+
+    def _release_later(self, session: Session, delay_ms: int) -> None:
+        if session.permanent:
+            return
+        if session.expiry is not None:
+            session.expiry.cancel()
+        session.expiry = asyncio.get_running_loop().call_later(delay_ms / 1000, self._release, session)
+
+    def _release(self, session: Session) -> None:
+        session.expiry = None
+        if session.users == 0 and self.sessions.get(session.token) is session:
+            del self.sessions[session.token]
+            log.debug("token %s released (%s)", session.name, "idle" if session.used else "never used")
+            self._tokens_changed.set()
+            self._tokens_changed = asyncio.Event()
+
+    async def wait_tokens(self, at_most: int, timeout_s: float) -> bool:
+        """True once the referee holds at most ``at_most`` tokens (False after ``timeout_s``)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while len(self.sessions) > at_most:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._tokens_changed.wait(), left)
+            except TimeoutError:
+                return len(self.sessions) <= at_most
+        return True
 
     def session(self, token: str) -> Session | None:
         return self.sessions.get(token)
@@ -298,17 +411,20 @@ class RefereeServer:
         match_id = f"m{next(self._match_ids)}"
         match = _Match(match_id, spec)
         self.matches[match_id] = match
-        match.task = asyncio.create_task(self._run(match))
+        held = [self.sessions[seat.token] for seat in spec.seats if seat.token is not None]
+        for session in held:
+            self._hold(session)
+        match.task = asyncio.create_task(self._run(match, held))
         return match_id
 
-    async def _run(self, match: _Match) -> None:
+    async def _run(self, match: _Match, held: list[Session]) -> None:
         seed = match.spec.seed
 
         async def make_seat(seat: SeatSpec, plan: GamePlan, slot: int) -> Seat:
             if seat.builtin is not None:
                 return builtin_seat(seat, seed, plan, slot)
             assert seat.token is not None
-            session = self.sessions[seat.token]
+            session = next(s for s in held if s.token == seat.token)  # held: never released meanwhile
             await session.lock.acquire()  # one game at a time per token
             return RemoteSeat(session, seat.name, release_lock=True)
 
@@ -326,6 +442,8 @@ class RefereeServer:
         finally:
             match.done = True
             match.notify()
+            for session in held:
+                self._let_go(session)
 
     async def watch(self, match_id: str) -> AsyncIterator[tuple[int, str] | tuple[None, str]]:
         """Every finished game as ``(index, record JSON)`` (earlier ones first), then ``(None, error)``."""
@@ -350,13 +468,49 @@ class RefereeServer:
 # ---------------------------------------------------------------------- services
 
 
+def _add_bot_service(service: _BotService, server: grpc.aio.Server) -> None:
+    """Register BotService with Play taking raw bytes: the servicer parses each message itself.
+
+    With the generated deserializer a message that does not decode ends the
+    call inside grpc, with status OK and no detail (which a bot reads as "the
+    referee is shutting down"); parsed here, it is refused with
+    INVALID_ARGUMENT and a sentence, and counted against the bot.
+    """
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            service.Play,
+            request_deserializer=None,  # bytes in: see _parse
+            response_serializer=pb.PlayResponse.SerializeToString,
+        )
+    }
+    name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)  # type: ignore[attr-defined]
+
+
+def _parse(raw: object) -> pb.PlayRequest:
+    """A PlayRequest from the bytes a bot sent; :class:`DecodeError` when they are not one."""
+    if isinstance(raw, pb.PlayRequest):
+        return raw
+    if not isinstance(raw, bytes):
+        raise DecodeError(f"expected bytes, got {type(raw).__name__}")
+    return pb.PlayRequest.FromString(raw)
+
+
+def undecodable(raw: object, exc: Exception) -> str:
+    """The sentence a bot gets when its message is not a PlayRequest."""
+    size = len(raw) if isinstance(raw, bytes) else 0
+    return (
+        f"could not decode PlayRequest ({size} bytes): {exc}: "
+        "send serialized skyjo.v1.PlayRequest messages (proto/skyjo/v1/skyjo.proto)"
+    )
+
+
 class _BotService(pb_grpc.BotServiceServicer):
     def __init__(self, referee: RefereeServer) -> None:
         self.referee = referee
 
-    async def Play(
-        self, request_iterator: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> None:
+    async def Play(self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> None:
         token = _bearer(context)
         if token is None:
             await context.abort(
@@ -368,9 +522,17 @@ class _BotService(pb_grpc.BotServiceServicer):
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "unknown bot token: use a token the referee issued (MatchService.IssueToken, "
-                "or serve --token NAME=TOKEN)",
+                "or serve --token NAME=TOKEN); an issued token is released once unused for a while",
             )
         assert session is not None
+        self.referee._hold(session)
+        try:
+            await self._play(context, session)
+        finally:
+            self.referee._let_go(session)
+
+    async def _play(self, context: grpc.aio.ServicerContext[Any, Any], session: Session) -> None:
+        """The call of a known token: Hello, then the bot's messages until the stream ends."""
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
@@ -379,6 +541,19 @@ class _BotService(pb_grpc.BotServiceServicer):
             )
             return
         if first is EOF:
+            return
+        limit = self.referee.config.max_message_bytes
+        if isinstance(first, bytes) and len(first) > limit:
+            why = f"a message of {len(first)} bytes is over the referee's limit of {limit} bytes"
+            session.cut_off.append(why)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; the first message must be Hello")
+        try:
+            first = _parse(first)
+        except DecodeError as exc:
+            why = undecodable(first, exc)
+            session.cut_off.append(why)
+            log.info("token %s: stream refused: %s", session.name, why)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{why}; the first message must be Hello")
             return
         assert isinstance(first, pb.PlayRequest)
         if first.WhichOneof("message") != "hello":
@@ -404,6 +579,8 @@ class _BotService(pb_grpc.BotServiceServicer):
             await stream.closed.wait()
         finally:
             session.detach(stream)
+            if stream.writing:  # cancelled mid-write, the call could end without its status reaching the bot
+                await asyncio.wait({writer}, timeout=WRITE_DRAIN_S)
             writer.cancel()
             log.debug("token %s stream closed: %s", session.name, stream.detail or "by the bot")
         if stream.status is not None:
@@ -411,14 +588,25 @@ class _BotService(pb_grpc.BotServiceServicer):
             context.set_details(stream.detail)
         reader.cancel()
 
-    @staticmethod
-    async def _read(context: grpc.aio.ServicerContext[Any, Any], session: Session, stream: Stream) -> None:
+    async def _read(self, context: grpc.aio.ServicerContext[Any, Any], session: Session, stream: Stream) -> None:
+        limit = self.referee.config.max_message_bytes
         try:
             while not stream.closed.is_set():
-                message = await context.read()
-                if message is EOF:
+                raw = await context.read()
+                if raw is EOF:
                     break
-                assert isinstance(message, pb.PlayRequest)
+                if isinstance(raw, bytes) and len(raw) > limit:
+                    detail = f"a message of {len(raw)} bytes is over the referee's limit of {limit} bytes"
+                    session.on_unreadable(
+                        stream, grpc.StatusCode.RESOURCE_EXHAUSTED, detail, f"a message of {len(raw)} bytes"
+                    )
+                    break
+                try:
+                    message = _parse(raw)
+                except DecodeError as exc:
+                    answered = "bytes that are not a PlayRequest"
+                    session.on_unreadable(stream, grpc.StatusCode.INVALID_ARGUMENT, undecodable(raw, exc), answered)
+                    break
                 session.on_message(stream, message)
         except asyncio.CancelledError:
             raise
@@ -429,9 +617,15 @@ class _BotService(pb_grpc.BotServiceServicer):
     @staticmethod
     async def _write(context: grpc.aio.ServicerContext[Any, Any], stream: Stream) -> None:
         try:
-            while True:
+            while not stream.closed.is_set():
                 message = await stream.outbox.get()
-                await context.write(message)
+                if stream.closed.is_set():
+                    return
+                stream.writing = True
+                try:
+                    await context.write(message)
+                finally:
+                    stream.writing = False
                 stream.mark_written()
         except asyncio.CancelledError:
             raise

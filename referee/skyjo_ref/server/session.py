@@ -17,6 +17,7 @@ budget; a stream that floods past it is closed with RESOURCE_EXHAUSTED.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections import deque
@@ -58,6 +59,7 @@ class Stream:
         self.queued = 0  # messages queued on this stream
         self.written = 0  # of those, messages handed to gRPC
         self.written_at = 0.0  # perf_counter() when the last one was handed over
+        self.writing = False  # a message is being handed to gRPC now
 
     def mark_written(self) -> None:
         """The writer handed one more message to gRPC (a decision's clock starts here, not at queueing)."""
@@ -105,22 +107,46 @@ class Stream:
 class Session:
     """What one bot token stands for: its live stream, its hello, and the seat it holds."""
 
-    def __init__(self, token: str, name: str) -> None:
+    def __init__(self, token: str, name: str, *, permanent: bool = False) -> None:
         self.token = token
         self.name = name
+        self.permanent = permanent  # from the config: never released
+        self.users = 0  # open Play calls and unfinished matches naming the token (RefereeServer._hold)
+        self.used = False
+        self.expiry: asyncio.TimerHandle | None = None  # when an unused token is released
         self.bot_name = ""
         self.version = ""
-        self.stream: Stream | None = None
+        self._stream: Stream | None = None  # the latest call, until its handler ends (see stream)
         self.seat: RemoteSeat | None = None
         self.lock = asyncio.Lock()  # held by a game for its whole length: one game at a time
         self.recent: deque[int] = deque(maxlen=RECENT_IDS)
         self.connections = 0
-        self.cut_off: list[str] = []  # why the referee closed this token's streams (floods)
+        self.cut_off: list[str] = []  # why the referee closed this token's streams (floods, undecodable bytes)
+        self._closed_why = ""  # why the referee ended the last stream (see closed_why)
         self._changed = asyncio.Event()
+
+    @property
+    def stream(self) -> Stream | None:
+        """The live stream: None once the referee or the bot closed it, even before its call has ended.
+
+        (A stream the referee closes, say for a flood, is detached only when
+        its call's handler runs again; until then it must not count as live,
+        or a pending decision would spin on it.)
+        """
+        stream = self._stream
+        return stream if stream is not None and not stream.closed.is_set() else None
 
     @property
     def connected(self) -> bool:
         return self.stream is not None
+
+    @property
+    def closed_why(self) -> str:
+        """Why the referee ended this token's last stream ("" when it did not, or a newer one is live)."""
+        stream = self._stream
+        if stream is not None and stream.closed.is_set():
+            return _why(stream)
+        return self._closed_why if stream is None else ""
 
     def _notify(self) -> None:
         self._changed.set()
@@ -144,8 +170,9 @@ class Session:
 
     def attach(self, stream: Stream, hello: pb.Hello) -> None:
         """A new stream said Hello: it replaces any older one, and the seat catches up on it."""
-        old = self.stream
-        self.stream = stream
+        old = self._stream
+        self._stream = stream
+        self._closed_why = ""
         self.bot_name, self.version = hello.name[:100], hello.version[:100]
         self.connections += 1
         if old is not None:
@@ -155,13 +182,15 @@ class Session:
             self.seat.reconnected(stream)
 
     def detach(self, stream: Stream) -> None:
-        if self.stream is stream:
-            self.stream = None
+        if self._stream is stream:
+            self._stream = None
+            self._closed_why = _why(stream)
             self._notify()
 
     def send(self, message: pb.PlayResponse) -> None:
-        if self.stream is not None:
-            self.stream.send(message)
+        stream = self.stream
+        if stream is not None:
+            stream.send(message)
 
     def on_message(self, stream: Stream, message: pb.PlayRequest) -> None:
         """One message from the bot (after its Hello)."""
@@ -193,11 +222,37 @@ class Session:
             log.info("token %s: stream closed: %s", self.name, why)
             stream.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
             return
+        self._count(stream, fault)
+
+    def on_unreadable(self, stream: Stream, status: grpc.StatusCode, detail: str, answered: str) -> None:
+        """A message that cannot be read (bytes that are not a PlayRequest, or over the size limit).
+
+        It is a ``malformed`` fault: with a decision pending it answers it (the
+        default action is played at once); otherwise it is a strike outside any
+        decision. The stream then ends with ``status`` and ``detail``: a bot
+        whose encoder is broken sends nothing better after it. A token in no
+        game has nothing to count it against: the reason is kept in
+        :attr:`cut_off`.
+        """
+        fault = Fault(MALFORMED, detail, 0, answered)
+        seat = self.seat
+        if seat is None or seat.benched:
+            self.cut_off.append(detail)
+        elif seat.pending_id is not None and self.stream is stream:
+            seat.settle_with_fault(fault)
+        else:
+            seat.report(fault)
+        log.info("token %s: stream closed: %s", self.name, detail)
+        stream.close(status, detail)
+
+    def _count(self, stream: Stream, fault: Fault) -> None:
+        """A strike for the seat this token holds; with no seat, a Strike message that counts nothing."""
+        seat = self.seat
         if seat is not None and not seat.benched:
             seat.report(fault)
         elif seat is None:
             stream.send(
-                pb.PlayResponse(strike=pb.Strike(request_id=fault.request_id, reason=fault.reason, detail=detail))
+                pb.PlayResponse(strike=pb.Strike(request_id=fault.request_id, reason=fault.reason, detail=fault.detail))
             )
 
 
@@ -231,6 +286,13 @@ def _event_messages(events: Sequence[Event], game_id: str) -> list[pb.PlayRespon
     return messages
 
 
+def _why(stream: Stream) -> str:
+    """``STATUS: detail`` when the referee ended ``stream`` for a fault, else ""."""
+    if stream.status is None or stream.status is grpc.StatusCode.OK:
+        return ""
+    return f"{stream.status.name}: {stream.detail}"
+
+
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
@@ -239,7 +301,7 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 class _Pending:
     __slots__ = ("decision", "future", "sent_on", "seq", "waiter")
 
-    def __init__(self, decision: Decision, future: asyncio.Future[pb.DecisionReply]) -> None:
+    def __init__(self, decision: Decision, future: asyncio.Future[pb.DecisionReply | Fault]) -> None:
         self.decision = decision
         self.future = future
         self.sent_on: Stream | None = None
@@ -271,6 +333,7 @@ class RemoteSeat(Seat):
         self._before: list[pb.PlayResponse] = []  # messages that go before the held events (RoundResults)
         self._game_id = ""
         self._flush_timer: asyncio.TimerHandle | None = None
+        self._benched_event = asyncio.Event()  # set by forfeited(): wakes a decision waiting for a reconnect
 
     @property
     def pending_id(self) -> int | None:
@@ -313,6 +376,28 @@ class RemoteSeat(Seat):
                 _wake(pending.waiter)
         return True
 
+    def settle_with_fault(self, fault: Fault) -> None:
+        """Settle the pending decision with ``fault`` (a message that was not a reply at all)."""
+        pending = self._pending
+        if self.benched or pending is None or pending.future.done():
+            return
+        pending.future.set_result(dataclasses.replace(fault, request_id=pending.decision.request_id))
+        if pending.waiter is not None:
+            _wake(pending.waiter)
+
+    async def _reconnected_in_time(self) -> bool:
+        """Wait for a new stream, at most the grace period; False after it, or once the seat forfeits."""
+        if self.benched:
+            return False
+        connected = asyncio.ensure_future(self.session.wait_connected(self._grace_s))
+        benched = asyncio.ensure_future(self._benched_event.wait())
+        try:
+            await asyncio.wait((connected, benched), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            connected.cancel()
+            benched.cancel()
+        return not self.benched and connected.done() and not connected.cancelled() and connected.result()
+
     async def decide(self, decision: Decision) -> Answer:
         session = self.session
         loop = asyncio.get_running_loop()
@@ -322,16 +407,17 @@ class RemoteSeat(Seat):
         used = 0.0  # ms of connected time so far
         try:
             while True:
+                if self.benched:  # forfeited while deciding (strikes out of turn): the stand-in plays it
+                    return Answer(None, used, answered="nothing (the seat forfeited)")
                 stream = session.stream
                 if stream is None:
-                    if not await session.wait_connected(self._grace_s):
-                        return Answer(
-                            None,
-                            used,
-                            DISCONNECTED,
-                            "nothing (disconnected)",
-                            f"disconnected for longer than the grace period ({self._grace_s * 1000:.0f} ms)",
-                        )
+                    if not await self._reconnected_in_time():
+                        if self.benched:
+                            continue
+                        why = f"disconnected for longer than the grace period ({self._grace_s * 1000:.0f} ms)"
+                        if session.closed_why:
+                            why += f" after the referee ended its stream: {session.closed_why}"
+                        return Answer(None, used, DISCONNECTED, "nothing (disconnected)", why)
                     continue
                 if pending.sent_on is not stream:
                     pending.sent_on = stream
@@ -350,7 +436,7 @@ class RemoteSeat(Seat):
                 timer = loop.call_later(max(0.0, limit - used) / 1000, _wake, waiter)
                 try:
                     await waiter
-                    if not pending.future.done() and not stream.closed.is_set():
+                    if not pending.future.done() and not stream.closed.is_set() and not self.benched:
                         # the deadline: let a reply that already arrived, but waits behind other
                         # work on this loop, be read first — the referee's delays are not the bot's
                         for _ in range(3):
@@ -383,7 +469,9 @@ class RemoteSeat(Seat):
                 pending.future.cancel()
             session.recent.append(decision.request_id)
 
-    def _answer(self, decision: Decision, reply: pb.DecisionReply, used: float) -> Answer:
+    def _answer(self, decision: Decision, reply: pb.DecisionReply | Fault, used: float) -> Answer:
+        if isinstance(reply, Fault):
+            return Answer(None, used, reply.reason, reply.answered, reply.detail)
         try:
             action: Action = convert.reply_action(reply, decision.view.legal_actions)
         except (InvalidActionError, IllegalActionError) as exc:
@@ -450,7 +538,12 @@ class RemoteSeat(Seat):
         self.session.send(pb.PlayResponse(strike=convert.strike_to_proto(strike)))
 
     def forfeited(self) -> None:
+        """From now on the stand-in plays: a decision still pending is handed to it at once."""
         self.benched = True
+        self._benched_event.set()
+        pending = self._pending
+        if pending is not None and pending.waiter is not None:
+            _wake(pending.waiter)
 
     def game_over(self, result: GameResult) -> None:
         self._flush()

@@ -11,14 +11,24 @@ A process that exits is restarted with the same token (the referee treats it
 as a reconnect, so a game in progress goes on) and the fault is stored. A bot
 whose processes keep dying, or that never connects, stops the run: the
 tournament exits 3 and keeps every finished game.
+
+Sandboxed bots (``limits``, ``network: false``; see docs/sandbox.md): a
+process killed for a limit is a fault of kind ``limit`` naming it, restarted
+like a crash. A bot whose processes are all killed by its sandbox before it
+ever connects is out (a ``disqualified`` fault): it forfeits its games, and
+the run goes on. Bots without network reach the in-process referee by a
+``unix:`` socket in a private temporary folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from skyjo_ref.match import MatchSpec, SeatSpec
@@ -78,10 +88,21 @@ class RefereeBackend:
         self.pools: dict[str, list[_Worker]] = {b.name: [] for b in config.bots if b.managed}
         self.remote_busy: set[str] = set()
         self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
+        self.disqualified: dict[str, str] = {}  # bots killed by their sandbox before ever connecting: why
         self.log_dir = config.output / "logs"
         self.closing = False
         self.failure: TournamentUnfinished | None = None
         self.connect_timeout_s = config.connect_timeout_s
+        # bots without network connect here (a unix: socket); the others at ``address``
+        self.isolated_address = server.unix_address if server is not None else None
+        if self.isolated_address is None and address.startswith("unix:"):
+            self.isolated_address = address
+
+    def _address_for(self, entry: BotSpec) -> str:
+        if entry.sandbox.network:
+            return self.address
+        assert self.isolated_address is not None, "the config check requires a unix: socket for this bot"
+        return self.isolated_address
 
     # ----------------------------------------------------------------- a game
 
@@ -110,6 +131,8 @@ class RefereeBackend:
 
     def ready(self, game: GameId) -> bool:
         for name in game.table:
+            if name in self.disqualified:
+                continue  # it needs no process: its seat forfeits
             if name in self.pools and all(w.busy for w in self.pools[name]):
                 return False
             if name in self.remote_busy:  # a remote bot (one token) plays one game at a time
@@ -122,9 +145,11 @@ class RefereeBackend:
         remotes = {name for name, entry in seats if entry.kind == "remote"}
         self.remote_busy |= remotes
         try:
-            for name in sorted(name for name, entry in seats if entry.managed):
+            for name in sorted(name for name, entry in seats if entry.managed and name not in self.disqualified):
                 held.append(await self._acquire(name, game.key))
             tokens = {w.bot: w.process.token for w in held}
+            for name in sorted(name for name, _ in seats if name in self.disqualified):
+                tokens[name] = await self._unused_token(name)  # nobody connects: the referee forfeits the seat
             specs = tuple(
                 SeatSpec(name, builtin=entry.builtin)
                 if entry.kind == "builtin"
@@ -171,7 +196,12 @@ class RefereeBackend:
         for entry in meta.get("forfeited", []) if isinstance(meta, dict) else []:
             reason = str(entry.get("reason", "")) if isinstance(entry, dict) else ""
             name, bot = seats[int(entry["seat"])] if isinstance(entry, dict) else ("", None)
-            if reason.startswith("not connected") and bot is not None and name not in self.connected_once:
+            if (
+                reason.startswith("not connected")
+                and bot is not None
+                and name not in self.connected_once
+                and name not in self.disqualified
+            ):
                 where = f"its output is in {self.log_dir}/{name}-*.log" if bot.managed else "it connects by itself"
                 raise TournamentUnfinished(
                     f"game {game.key}: bot {name!r} ({bot.describe()}) never connected to the referee "
@@ -179,6 +209,12 @@ class RefereeBackend:
                 )
 
     # ---------------------------------------------------------------- processes
+
+    async def _unused_token(self, name: str) -> str:
+        try:
+            return await self.client.issue_token(name)
+        except RefereeError as exc:
+            raise TournamentUnfinished(f"bot {name!r}: {exc}") from None
 
     async def _acquire(self, name: str, game_key: str) -> _Worker:
         for worker in self.pools[name]:
@@ -202,7 +238,7 @@ class RefereeBackend:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         process = ManagedBot(
             entry,
-            self.address,
+            self._address_for(entry),
             token,
             max_restarts=MAX_RESTARTS,
             log_path=self.log_dir / f"{name}-{number}.log",
@@ -226,10 +262,12 @@ class RefereeBackend:
         while not await self.server.wait_connected(worker.process.token, 0.25):
             if self.failure is not None:
                 raise self.failure
+            if worker.bot in self.disqualified:
+                return
             if asyncio.get_running_loop().time() > deadline:
                 raise TournamentUnfinished(
                     f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:g} s "
-                    f"(connect_timeout_s); its output is in {worker.process.log_path}"
+                    f"(connect_timeout_s{_sandbox_hint(worker)}); its output is in {worker.process.log_path}"
                 )
         self.connected_once.add(worker.bot)
 
@@ -255,10 +293,14 @@ class RefereeBackend:
                     self.store.add_fault(worker.bot, "gave_up", detail, worker.game_key)
                     self.observer.note(f"bot {worker.bot}: {detail}; not restarted again")
                 else:
-                    self.store.add_fault(worker.bot, "crash", detail + "; restarted", worker.game_key)
+                    kind = "crash" if fault.limit is None else "limit"
+                    self.store.add_fault(worker.bot, kind, detail + "; restarted", worker.game_key)
                     self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
             if worker.gave_up:
                 if worker.bot not in self.connected_once:
+                    if all(fault.limit is not None for fault in process.faults):
+                        self._disqualify(worker)
+                        return
                     if all(fault.returncode == SDK_USAGE_ERROR for fault in process.faults):
                         self.failure = TournamentBotError(
                             f"bot {worker.bot!r} cannot run: {process.faults[-1].describe()}; see {process.log_path}"
@@ -266,7 +308,8 @@ class RefereeBackend:
                         return
                     self.failure = TournamentUnfinished(
                         f"bot {worker.bot!r}: its process exited {len(process.faults)} times without ever "
-                        f"connecting (last: {process.faults[-1].describe()}); see {process.log_path}"
+                        f"connecting (last: {process.faults[-1].describe()}{_sandbox_hint(worker)}); "
+                        f"see {process.log_path}"
                     )
                     return
                 try:
@@ -276,6 +319,18 @@ class RefereeBackend:
                     return
                 continue
 
+    def _disqualify(self, worker: _Worker) -> None:
+        """Its sandbox killed every process of this bot before it ever connected: it cannot play under
+        these limits. Unlike a bot that cannot run at all (a mistake in the config), this is how the
+        league's rules treat a submission: it forfeits its games, and the run goes on."""
+        if worker.bot in self.disqualified:
+            return
+        last = worker.process.faults[-1]
+        reason = f"every process killed by its sandbox before it connected (last: {last.describe()})"
+        self.disqualified[worker.bot] = reason
+        self.store.add_fault(worker.bot, "disqualified", reason + "; it forfeits its games", worker.game_key)
+        self.observer.note(f"bot {worker.bot}: {reason}; it forfeits its games")
+
     async def _replace(self, worker: _Worker) -> None:
         """A fresh process (and token) for a worker whose process gave up."""
         try:
@@ -283,7 +338,9 @@ class RefereeBackend:
         except RefereeError as exc:
             raise TournamentUnfinished(f"bot {worker.bot!r}: {exc}") from None
         old = worker.process
-        worker.process = ManagedBot(old.spec, self.address, token, max_restarts=MAX_RESTARTS, log_path=old.log_path)
+        worker.process = ManagedBot(
+            old.spec, self._address_for(old.spec), token, max_restarts=MAX_RESTARTS, log_path=old.log_path
+        )
         worker.recorded = 0
         self.store.add_fault(
             worker.bot, "replaced", f"process {worker.number} replaced by a fresh one", worker.game_key
@@ -305,18 +362,36 @@ class RefereeBackend:
         await asyncio.gather(*(w.watcher for w in workers if w.watcher is not None), return_exceptions=True)
 
 
+def _sandbox_hint(worker: _Worker) -> str:
+    """For a bot that never got to play: its sandbox, since a limit too tight keeps a bot from starting."""
+    sandbox = worker.process.spec.sandbox
+    if not sandbox.active:
+        return ""
+    return f"; its sandbox: {sandbox.describe()} (a limit too tight keeps a bot from starting)"
+
+
 @contextlib.asynccontextmanager
 async def referee_backend(config: TournamentConfig, store: Store, observer: Observer) -> AsyncIterator[RefereeBackend]:
     """The in-process referee (loopback, port 0 unless ``referee.listen``), or the configured running one."""
     server: RefereeServer | None = None
+    socket_folder: Path | None = None
     if config.referee.address is None:
         tokens = {b.name: b.token for b in config.bots if b.kind == "remote" and b.token is not None}
+        if any(b.managed and not b.sandbox.network for b in config.bots):
+            socket_folder = Path(tempfile.mkdtemp(prefix="skyjo-ref-"))  # short: socket paths max ~100 bytes
         server = RefereeServer(
-            ServerConfig(address=config.referee.listen, tokens=tokens, time_control=config.time_control)
+            ServerConfig(
+                address=config.referee.listen,
+                tokens=tokens,
+                time_control=config.time_control,
+                unix_socket=socket_folder / "referee.sock" if socket_folder is not None else None,
+            )
         )
         try:
             await server.start()
         except OSError as exc:
+            if socket_folder is not None:
+                shutil.rmtree(socket_folder, ignore_errors=True)
             raise TournamentUnfinished(f"cannot start the referee: {exc}") from None
         address, control = server.address, server.control_token
     else:
@@ -334,3 +409,5 @@ async def referee_backend(config: TournamentConfig, store: Store, observer: Obse
             await client.close()
             if server is not None:
                 await server.stop(1.0)
+            if socket_folder is not None:
+                shutil.rmtree(socket_folder, ignore_errors=True)

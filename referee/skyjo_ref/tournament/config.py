@@ -17,15 +17,17 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
+from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.players import BOT_KINDS, BotSpec
+from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -43,11 +45,21 @@ TOP_KEYS: Final = (
     "output",
     "referee",
     "rating",
+    "limits",
+    "network",
     "bots",
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
-BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env", "limits", "network")
+#: The largest value of each limit (a typo guard: 10x any sane league setting).
+LIMIT_MAXIMUM: Final = {
+    "memory_mb": 1_048_576,
+    "cpu_seconds": 10_000_000,
+    "open_files": 1_048_576,
+    "file_size_mb": 10_000_000,
+    "processes": 100_000,
+}
 REMOTE_KEYS: Final = ("token",)
 
 
@@ -91,6 +103,7 @@ class TournamentConfig:
     referee: RefereeConfig
     rating: RatingConfig
     bots: tuple[BotSpec, ...]
+    sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -207,6 +220,10 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     if isinstance(connect, bool) or not isinstance(connect, int | float) or not 0 < connect <= 3600:
         raise check.fail(("connect_timeout_s",), f"expected seconds, a number from 0 to 3600 (not 0), got {connect!r}")
     referee = _referee(check, top.get("referee", {}))
+    default_sandbox = Sandbox(
+        _limits(check, top["limits"], ("limits",)) if "limits" in top else Limits(),
+        _network(check, top["network"], ("network",)) if "network" in top else True,
+    )
 
     bots_raw = top.get("bots")
     if "bots" not in top:
@@ -218,7 +235,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     bots: list[BotSpec] = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(bots_raw):
-        entry = _bot(check, raw, ("bots", index), base)
+        entry = _bot(check, raw, ("bots", index), base, default_sandbox)
         if entry.name in seen:
             raise check.fail(
                 ("bots", index, "name"),
@@ -241,6 +258,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         )
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
+    _check_sandboxes(check, bots_raw, bots, referee)
 
     if output is not None:
         out = Path(output)
@@ -268,6 +286,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         referee=referee,
         rating=rating,
         bots=tuple(bots),
+        sandbox=default_sandbox,
     )
 
 
@@ -361,7 +380,55 @@ def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str
     return RatingConfig(anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed)
 
 
-def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotSpec:
+def _limits(check: _Checker, raw: Any, path: Path_) -> Limits:
+    """``{memory_mb: 512, cpu_seconds: 600, ...}``: each key an integer in its range."""
+    keys = ", ".join(Limits.KEYS)
+    given = check.mapping(raw, path, Limits.KEYS, keys)
+    values: dict[str, int] = {}
+    for key, value in given.items():
+        values[key] = check.integer(value, (*path, key), Limits.MINIMUM[key], LIMIT_MAXIMUM[key])
+    if "open_files" in values and os.name == "posix" and os.geteuid() != 0:
+        import resource
+
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        if hard != resource.RLIM_INFINITY and values["open_files"] > hard:
+            raise check.fail(
+                (*path, "open_files"), f"expected at most {hard} (this user's hard limit), got {values['open_files']}"
+            )
+    return Limits(**values)
+
+
+def _network(check: _Checker, raw: Any, path: Path_) -> bool:
+    if not isinstance(raw, bool):
+        raise check.fail(path, f"expected true or false (false: the bot reaches only the referee), got {_kind(raw)}")
+    return raw
+
+
+def _check_sandboxes(check: _Checker, raws: list[Any], bots: Sequence[BotSpec], referee: RefereeConfig) -> None:
+    """Every managed bot's sandbox must be enforceable here: say which key cannot be, never run without it."""
+    for index, (raw, entry) in enumerate(zip(raws, bots, strict=True)):
+        if not entry.managed:
+            continue
+        own = raw if isinstance(raw, dict) else {}
+        try:
+            check_sandbox(entry.sandbox)
+        except SandboxUnavailable as exc:
+            if exc.key == "network":
+                path: Path_ = ("bots", index, "network") if "network" in own else ("network",)
+            else:
+                in_own = exc.key in (own.get("limits") or {})
+                path = ("bots", index, "limits", exc.key) if in_own else ("limits", exc.key)
+            raise check.fail(path, f"cannot be enforced on this machine: {exc.reason}") from None
+        if not entry.sandbox.network and referee.address is not None and not referee.address.startswith("unix:"):
+            path = ("bots", index, "network") if "network" in own else ("network",)
+            raise check.fail(
+                path,
+                "a bot without network reaches the referee only by a unix: socket: play on the in-process "
+                f"referee, or set referee.address to unix:PATH (not {referee.address})",
+            )
+
+
+def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sandbox) -> BotSpec:
     kinds = ", ".join(BOT_KINDS)
     bot = check.mapping(raw, path, BOT_KEYS, f"a name and one of {kinds}")
     if "name" not in bot:
@@ -382,7 +449,7 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotSpec:
     value = bot[kind]
     vpath = (*path, kind)
     if kind in ("builtin", "remote"):
-        for extra in ("cwd", "env"):
+        for extra in ("cwd", "env", "limits", "network"):
             if extra in bot:
                 raise check.fail((*path, extra), f"{extra} applies to python and command bots only, not {kind}")
 
@@ -405,6 +472,9 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotSpec:
             if isinstance(val, bool) or not isinstance(val, str | int | float):
                 raise check.fail((*path, "env", key), f"expected a string or a number, got {_kind(val)}")
             env[key] = str(val)
+    limits = _limits(check, bot["limits"], (*path, "limits")) if "limits" in bot else None
+    network = _network(check, bot["network"], (*path, "network")) if "network" in bot else None
+    sandbox = merge(default_sandbox, limits, network)
 
     if kind == "builtin":
         if not isinstance(value, str) or value not in BUILTIN_BOTS:
@@ -412,10 +482,13 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path) -> BotSpec:
         return BotSpec("builtin", name, value, builtin=value)
     if kind == "python":
         spec = check.string(value, vpath, "a Python file (path/bot.py[:Class]) or module:Class")
-        return BotSpec("python", name, spec, python=_python_spec(check, spec, vpath, cwd or base), cwd=cwd, env=env)
+        python = _python_spec(check, spec, vpath, cwd or base)
+        return BotSpec("python", name, spec, python=python, cwd=cwd, env=env, sandbox=sandbox)
     if kind == "command":
         argv = _command(check, value, vpath, cwd or base, env)
-        return BotSpec("command", name, "cmd:" + shlex.join(argv), command=argv, cwd=cwd or base, env=env)
+        return BotSpec(
+            "command", name, "cmd:" + shlex.join(argv), command=argv, cwd=cwd or base, env=env, sandbox=sandbox
+        )
     remote = check.mapping(value, vpath, REMOTE_KEYS, "the token the bot connects with")
     if "token" not in remote:
         raise check.fail(vpath, "missing key 'token': expected the token the remote bot connects with")
@@ -436,12 +509,10 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
             file = base / file
         if not file.is_file():
             raise check.fail(path, f"file {file} does not exist: expected a Python bot file (path/bot.py[:Class])")
-        try:  # a syntax error is the user's to fix now, not a bot process that keeps crashing later
-            compile(file.read_bytes(), str(file), "exec")
-        except SyntaxError as exc:
-            raise check.fail(path, f"{file}, line {exc.lineno}: {exc.msg}: the bot file does not compile") from None
-        except (OSError, ValueError) as exc:
-            raise check.fail(path, f"cannot read {file}: {exc}") from None
+        try:  # a syntax error or a missing class is the user's to fix now, not a bot process that keeps crashing
+            check_bot_file(file, cls or None)
+        except BotFileError as exc:
+            raise check.fail(path, str(exc)) from None
         return f"{file.resolve()}:{cls}" if cls else str(file.resolve())
     if not cls:
         raise check.fail(path, f"{spec!r} is neither a .py file nor module:Class: expected path/bot.py or module:Class")
@@ -453,6 +524,11 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
         found = None
     if found is None:
         raise check.fail(path, f"module {target!r} cannot be found: expected an importable module:Class")
+    if found.origin is not None and found.origin.endswith(".py"):
+        try:  # the module's own file: compiled and read, not run
+            check_bot_file(Path(found.origin), cls)
+        except BotFileError as exc:
+            raise check.fail(path, str(exc)) from None
     return spec
 
 

@@ -224,9 +224,9 @@ class Store:
             return
         if changed:
             detail = "; ".join(
-                f"{k}: stored {json.dumps(stored.get(k), sort_keys=True)}, "
-                f"{what} has {json.dumps(wanted.get(k), sort_keys=True)}"
+                f"{key}: stored {json.dumps(old, sort_keys=True)}, {what} has {json.dumps(new, sort_keys=True)}"
                 for k in changed
+                for key, old, new in _differences(k, stored.get(k), wanted.get(k))
             )
             raise StoreError(
                 f"{self.folder} holds results played with other settings ({detail}): "
@@ -332,3 +332,15 @@ class Store:
     def faults(self) -> list[Fault]:
         rows = self.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id")
         return [Fault(*row) for row in rows]
+
+
+def _differences(key: str, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """The leaves that differ between two settings, by dotted name (``rules.column_clear``), not whole mappings."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            found
+            for sub in sorted(set(old) | set(new))
+            if old.get(sub) != new.get(sub)
+            for found in _differences(f"{key}.{sub}", old.get(sub), new.get(sub))
+        ]
+    return [(key, old, new)]

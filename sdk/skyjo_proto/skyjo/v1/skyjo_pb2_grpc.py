@@ -58,7 +58,10 @@ class BotServiceServicer:
         the game goes, RoundResults, and GameOver. The stream stays open between
         games. A new Play stream with the same token replaces the old one (a
         reconnect): the old stream is closed and a pending decision is sent again
-        on the new one, with the same request_id.
+        on the new one, with the same request_id. Bytes that are not a
+        PlayRequest end the stream with INVALID_ARGUMENT, a message over the
+        referee's size limit with RESOURCE_EXHAUSTED; both are a "malformed"
+        strike (docs/writing-a-bot.md lists every status a stream can end with).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

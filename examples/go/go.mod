@@ -1,0 +1,3 @@
+module skyjobot
+
+go 1.19

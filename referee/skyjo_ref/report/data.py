@@ -1,0 +1,447 @@
+"""What a report shows, read from a results store and its records (never written to).
+
+Everything here is plain JSON-able data: the page embeds it once and draws
+it in the browser. The leaderboard is computed exactly as ``skyjo-ref ratings``
+computes it (same store settings, same code), so the two always agree.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from skyjo_bot.types import PRESETS
+
+from skyjo_ref.tournament import elo
+from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
+from skyjo_ref.tournament.tables import PRIOR, compute
+
+FORMAT: Final = "skyjo-report/1"
+#: Upper edges (ms) of the decision-time histogram's bins; the last bin is open.
+TIME_BINS_MS: Final = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
+#: Points of the rating history (checkpoints spread evenly over the games, by duplicate block).
+HISTORY_POINTS: Final = 40
+#: A pause this long (seconds) between two finished games starts a new run on the history chart.
+RUN_GAP_S: Final = 600.0
+#: Per bot, the faults listed with their text (the rest are counted).
+FAULTS_LISTED: Final = 40
+#: Records embedded when a report has no other limit: every game up to this many bytes of records.
+DEFAULT_RECORD_BUDGET: Final = 3 * 1024 * 1024
+#: Meta keys an embedded record keeps (the viewer's needs); the rest stays in games/*.json.
+KEPT_META: Final = ("decision_ms", "strikes", "forfeited")
+#: p below which a head-to-head cell is shaded as significant (sign test, two-sided).
+SIGNIFICANT_P: Final = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """How the report is made: rating settings as ``ratings`` takes them, and the size policy."""
+
+    bootstrap: int | None = None  # None: as the store's config said (400 by default)
+    record_budget: int = DEFAULT_RECORD_BUDGET  # bytes of embedded records at most
+    history_points: int = HISTORY_POINTS
+
+
+def rating_settings(store: Store, bootstrap: int | None = None) -> dict[str, Any]:
+    """The store's rating settings, defaulted exactly as ``skyjo-ref ratings`` defaults them."""
+    saved = store.info("rating") or {}
+    return {
+        "anchor": saved.get("anchor"),
+        "elo": float(saved.get("elo", 1500.0)),
+        "bootstrap": bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
+        "interval_seed": saved.get("interval_seed", 0),
+    }
+
+
+def _finished_order(store: Store) -> list[tuple[str, float]]:
+    """Game keys with the time each finished, oldest first (ties by key)."""
+    with store.lock:
+        rows = store.db.execute("SELECT key, finished_at FROM games ORDER BY finished_at, key").fetchall()
+    return [(str(k), float(t)) for k, t in rows]
+
+
+def _records(store: Store) -> dict[str, dict[str, Any]]:
+    with store.lock:
+        rows = store.db.execute("SELECT key, record FROM games").fetchall()
+    return {str(k): json.loads(text) for k, text in rows}
+
+
+def _percentile(ordered: Sequence[float], q: float) -> float | None:
+    if not ordered:
+        return None
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo), 3)
+
+
+def decision_times(record: Mapping[str, Any]) -> list[list[float]] | None:
+    """Per seat, the times of its decisions (``meta.decision_ms``), or None for records without them."""
+    meta = record.get("meta")
+    times = meta.get("decision_ms") if isinstance(meta, dict) else None
+    players = record.get("players", [])
+    if not isinstance(times, list) or len(times) != len(players):
+        return None
+    if not all(isinstance(t, list) and all(isinstance(v, int | float) for v in t) for t in times):
+        return None
+    return [[float(v) for v in t] for t in times]
+
+
+def h2h_p(wins: int, losses: int) -> float:
+    """Two-sided sign-test p-value of ``wins`` against ``losses`` (level pairings left out).
+
+    Exact binomial up to 400 decisive pairings, normal approximation (with
+    continuity correction) above. It treats pairings as independent; those of
+    one duplicate block are not quite, so read it as a guide, not a verdict.
+    """
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = max(wins, losses)
+    if n <= 400:
+        tail = sum(math.comb(n, i) for i in range(k, n + 1)) / 2.0**n
+    else:
+        z = (k - 0.5 - n / 2) / math.sqrt(n / 4)
+        tail = 0.5 * math.erfc(z / math.sqrt(2))
+    return min(1.0, 2 * tail)
+
+
+def _history(
+    games: Sequence[StoredGame],
+    order: Sequence[tuple[str, float]],
+    names: Sequence[str],
+    settings: Mapping[str, Any],
+    points: int,
+) -> dict[str, Any]:
+    """Elo (no intervals) after each checkpoint of the games in the order they finished.
+
+    Checkpoints fall on the end of a duplicate block where possible, so a
+    point never splits the rotations of one deal.
+    """
+    by_key = {g.id.key: g for g in games}
+    finished = dict(order)
+    ordered = [by_key[k] for k, _ in order if k in by_key]
+    if not ordered:
+        return {"by": "games", "points": []}
+    ends = [
+        i + 1 for i in range(len(ordered)) if i + 1 == len(ordered) or ordered[i + 1].id.block != ordered[i].id.block
+    ]
+    step = max(1, math.ceil(len(ends) / max(points, 1)))
+    cuts = ends[step - 1 :: step]
+    if cuts[-1] != len(ordered):
+        cuts.append(len(ordered))
+    everyone = sorted({s.bot for g in ordered for s in g.seats})
+    at = {name: i for i, name in enumerate(everyone)}
+    n = len(everyone)
+    wins = [[0.0] * n for _ in range(n)]
+    counts = [[0.0] * n for _ in range(n)]
+    index = {name: i for i, name in enumerate(names)}
+    out: list[dict[str, Any]] = []
+    beta: list[float] | None = None
+    seen: set[str] = set()
+    previous = 0
+    for cut in cuts:
+        chunk = ordered[previous:cut]  # only the new games: the sums grow, nothing is counted twice
+        previous = cut
+        seen.update(s.bot for g in chunk for s in g.seats)
+        more_w, more_n = elo.pair_data(
+            [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in chunk], everyone
+        ).totals()
+        for i in range(n):
+            for j in range(n):
+                wins[i][j] += more_w[i][j]
+                counts[i][j] += more_n[i][j]
+        played = sorted(seen)
+        rows = [at[name] for name in played]
+        ratings: list[float | None] = [None] * len(names)
+        if len(played) >= 2:
+            start = beta if beta is not None and len(beta) == len(played) else None
+            beta = elo.fit(
+                [[wins[i][j] for j in rows] for i in rows],
+                [[counts[i][j] for j in rows] for i in rows],
+                prior=PRIOR,
+                start=start,
+            )
+            anchor = settings["anchor"] if settings["anchor"] in seen else None
+            for name, value in zip(played, elo.anchor_ratings(beta, played, anchor, settings["elo"])):
+                ratings[index[name]] = round(value, 1)
+        elif len(played) == 1:
+            ratings[index[played[0]]] = settings["elo"]
+        out.append({"games": cut, "finished_at": round(finished[ordered[cut - 1].id.key], 1), "elo": ratings})
+    times = [finished[g.id.key] for g in ordered]
+    runs = [i for i in range(1, len(times)) if times[i] - times[i - 1] > RUN_GAP_S]
+    return {"by": "duplicate block, in the order games finished", "points": out, "runs": runs}
+
+
+def _per_bot(
+    names: Sequence[str], games: Sequence[StoredGame], recs: Mapping[str, Mapping[str, Any]], store: Store
+) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
+    """Per bot: score distribution, round wins, finishes and penalties, decision times, faults."""
+    stats: dict[str, dict[str, Any]] = {
+        n: {
+            "totals": [],
+            "rounds": 0,
+            "round_wins": 0.0,
+            "finished": 0,
+            "penalised": 0,
+            "times": [],
+            "faults": [],
+            "fault_count": 0,
+        }
+        for n in names
+    }
+    reasons: dict[str, dict[str, int]] = {n: {} for n in names}
+    for game in games:
+        record = recs.get(game.id.key)
+        seats = [s.bot for s in game.seats]
+        for s in game.seats:
+            stats[s.bot]["totals"].append(s.total)
+        if record is None:
+            continue
+        for rnd in record.get("rounds", []):
+            result = rnd.get("result") or {}
+            scores = result.get("scores") or []
+            if not scores:
+                continue
+            low = min(scores)
+            winners = [i for i, v in enumerate(scores) if v == low]
+            for seat, bot in enumerate(seats):
+                stats[bot]["rounds"] += 1
+                if seat in winners:
+                    stats[bot]["round_wins"] += 1.0 / len(winners)
+            finisher = result.get("finisher")
+            if isinstance(finisher, int) and 0 <= finisher < len(seats):
+                stats[seats[finisher]]["finished"] += 1
+                if result.get("raw", [None] * len(seats))[finisher] != scores[finisher]:
+                    stats[seats[finisher]]["penalised"] += 1
+        per_seat = decision_times(record)
+        if per_seat is not None:
+            for seat, bot in enumerate(seats):
+                stats[bot]["times"].extend(per_seat[seat])
+        meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+        assert isinstance(meta, dict)
+        for entry in meta.get("strikes") or []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("seat"), int) or entry["seat"] >= len(seats):
+                continue
+            bot = seats[entry["seat"]]
+            reason = str(entry.get("reason", "strike"))
+            reasons[bot][reason] = reasons[bot].get(reason, 0) + 1
+            _add_fault(stats[bot], game.id.key, reason, str(entry.get("detail", "")), entry.get("round"))
+        for entry in meta.get("forfeited") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("seat"), int) and entry["seat"] < len(seats):
+                bot = seats[entry["seat"]]
+                _add_fault(stats[bot], game.id.key, "forfeit", str(entry.get("reason", "")), entry.get("round"))
+    for fault in store.faults():
+        if fault.bot in stats:
+            _add_fault(stats[fault.bot], fault.game_key, fault.kind, fault.detail, None)
+    out: dict[str, Any] = {}
+    for name, st in stats.items():
+        times = sorted(st["times"])
+        bins = [0] * (len(TIME_BINS_MS) + 1)
+        for t in times:
+            bins[bisect.bisect_left(TIME_BINS_MS, t)] += 1
+        totals: list[int] = st["totals"]
+        out[name] = {
+            "totals": _histogram(totals),
+            "rounds": st["rounds"],
+            "round_wins": round(st["round_wins"], 3),
+            "finished": st["finished"],
+            "penalised": st["penalised"],
+            "decisions": {
+                "count": len(times),
+                "bins": bins,
+                "median": _percentile(times, 0.5),
+                "p90": _percentile(times, 0.9),
+                "p99": _percentile(times, 0.99),
+                "max": round(times[-1], 3) if times else None,
+            },
+            "faults": st["faults"],
+            "fault_count": st["fault_count"],
+        }
+    return out, reasons
+
+
+def _add_fault(st: dict[str, Any], game: str | None, kind: str, detail: str, rnd: Any) -> None:
+    st["fault_count"] += 1
+    if len(st["faults"]) < FAULTS_LISTED:
+        st["faults"].append({"game": game, "kind": kind, "detail": detail[:300], "round": rnd})
+
+
+def _histogram(values: Sequence[int], bins: int = 12) -> dict[str, Any]:
+    """Counts of ``values`` in equal-width bins (``lo`` + k * ``width``)."""
+    if not values:
+        return {"lo": 0, "width": 1, "counts": []}
+    lo, hi = min(values), max(values)
+    width = max(1, math.ceil((hi - lo + 1) / bins))
+    counts = [0] * math.ceil((hi - lo + 1) / width)
+    for v in values:
+        counts[(v - lo) // width] += 1
+    return {"lo": lo, "width": width, "counts": counts, "mean": round(sum(values) / len(values), 2)}
+
+
+def slim_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record as the viewer needs it: everything but the meta keys it does not show."""
+    out = {k: v for k, v in record.items() if k != "meta"}
+    meta = record.get("meta")
+    if isinstance(meta, dict):
+        kept = {k: meta[k] for k in KEPT_META if k in meta}
+        if kept:
+            out["meta"] = kept
+    return out
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def choose_embedded(
+    games: Sequence[StoredGame], recs: Mapping[str, Mapping[str, Any]], budget: int
+) -> dict[str, dict[str, Any]]:
+    """The records the report carries: all when they fit in ``budget`` bytes, else a few per pair.
+
+    Pairs take turns (every pair's first game, then every pair's second...),
+    so each head-to-head cell can open a game before any cell opens two.
+    """
+    chosen: dict[str, dict[str, Any]] = {}
+    used = 0
+
+    def take(key: str) -> bool:
+        nonlocal used
+        if key in chosen or key not in recs:
+            return True
+        slim = slim_record(recs[key])
+        size = len(_compact(slim))
+        if used + size > budget:
+            return False
+        chosen[key] = slim
+        used += size
+        return True
+
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for g in games:
+        bots = sorted({s.bot for s in g.seats})
+        for i, a in enumerate(bots):
+            for b in bots[i + 1 :]:
+                by_pair.setdefault((a, b), []).append(g.id.key)
+    depth = 0
+    while True:
+        progressed = False
+        for keys in by_pair.values():
+            if depth < len(keys):
+                progressed = True
+                if not take(keys[depth]):
+                    return chosen
+        if not progressed:
+            return chosen
+        depth += 1
+
+
+def collect(folder: Path, options: ReportOptions | None = None) -> dict[str, Any]:
+    """Everything the report of the store in ``folder`` shows, as JSON-able data."""
+    options = options or ReportOptions()
+    store = Store(folder, create=False)
+    try:
+        return _collect(store, folder, options)
+    finally:
+        store.close()
+
+
+def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, Any]:
+    settings = rating_settings(store, options.bootstrap)
+    games = store.games()
+    configured = store.info("bots") or []
+    tables = compute(
+        games,
+        bots=configured,
+        anchor=settings["anchor"],
+        anchor_elo=settings["elo"],
+        bootstrap=settings["bootstrap"],
+        interval_seed=settings["interval_seed"],
+    )
+    table_json = tables.to_json()
+    names = [row["name"] for row in table_json["bots"]]
+    index = {n: i for i, n in enumerate(names)}
+    recs = _records(store)
+    per_bot, reasons = _per_bot(names, games, recs, store)
+    for row in table_json["bots"]:
+        counted = reasons[row["name"]]
+        row["timeouts"] = counted.get("timeout", 0)
+        row["illegal"] = sum(n for r, n in counted.items() if r != "timeout")
+    order = _finished_order(store)
+    finished = dict(order)
+    h2h: list[list[list[float] | None]] = []
+    for a in names:
+        line: list[list[float] | None] = []
+        for b in names:
+            cell = tables.head_to_head.get(a, {}).get(b)
+            if a == b or cell is None or cell.games == 0:
+                line.append(None)
+                continue
+            p = h2h_p(cell.wins, cell.losses)
+            line.append([cell.games, cell.wins, cell.draws, cell.losses, float(f"{p:.3g}")])
+        h2h.append(line)
+    results = []
+    for g in games:
+        record = recs.get(g.id.key)
+        strikes = [s.strikes for s in g.seats]
+        results.append(
+            [
+                g.id.key,
+                [index[s.bot] for s in g.seats],
+                [s.total for s in g.seats],
+                [s.rank for s in g.seats],
+                strikes if any(strikes) else 0,
+                [i for i, s in enumerate(g.seats) if s.forfeit],
+                len(record["rounds"]) if record else None,
+                round(finished.get(g.id.key, 0.0)),
+            ]
+        )
+    embedded = choose_embedded(games, recs, options.record_budget)
+    gate = store.info("gate")
+    return {
+        "format": FORMAT,
+        "title": store.info("name") or folder.name,
+        "source": str(folder),
+        "generated_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "records_dir": RECORDS_DIR,
+        "fingerprint": store.fingerprint(),
+        "rating": table_json["rating"],
+        "notes": table_json["notes"],
+        "games_count": len(games),
+        "duplicate_blocks": table_json["duplicate_blocks"],
+        "bots": names,
+        "leaderboard": table_json["bots"],
+        "h2h": h2h,
+        "significant_p": SIGNIFICANT_P,
+        "results": results,
+        "files": {g.id.key: g.id.file_name() for g in games},
+        "embedded": embedded,
+        "history": _history(games, order, names, settings, options.history_points),
+        "per_bot": per_bot,
+        "gate": gate if isinstance(gate, dict) else None,
+        "presets": {k: dict(v) for k, v in PRESETS.items()},
+        "time_bins_ms": list(TIME_BINS_MS),
+    }
+
+
+def single_game(record: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The data of a report that is only a viewer, for one record (``replay --html``)."""
+    players = list(record.get("players", []))
+    key = name
+    return {
+        "format": FORMAT,
+        "title": name,
+        "single": key,
+        "bots": players,
+        "embedded": {key: slim_record(record)},
+        "files": {},
+        "results": [],
+        "presets": {k: dict(v) for k, v in PRESETS.items()},
+        "records_dir": RECORDS_DIR,
+    }

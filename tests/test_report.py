@@ -1,0 +1,256 @@
+"""``skyjo-ref report`` without a browser: the viewer's positions against the engine, sizes, CLI messages."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_stores import play, round_robin_store
+from skyjo_bot import Action, Bot, View
+from skyjo_bot.types import Rules, SlotState, TimeControl
+from skyjo_ref.bots import make_builtin
+from skyjo_ref.cli.replay_view import ReplayCursor
+from skyjo_ref.match import GameSetup, InProcessSeat, play_game
+from skyjo_ref.report import ReportOptions, collect, write_report
+from skyjo_ref.report.data import h2h_p
+from skyjo_ref.tournament.schedule import GameId
+from skyjo_ref.tournament.store import Store
+
+MIB = 1024 * 1024
+STATE_CODE = {SlotState.HIDDEN: 0, SlotState.REVEALED: 1, SlotState.REMOVED: 2}
+
+NODE_DUMP = """
+const SkyjoTable = require(process.env.SKYJO_VIEWER_JS);
+const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = input.records.map((record) => {
+  const t = SkyjoTable.positions(record, input.presets);
+  return { problems: t.problems, totals: t.totals, rounds: t.positions.map((list) => list.map((p) => {
+    const d = SkyjoTable.decisionAt(record, p);
+    return { states: p.states, values: p.values.map((v, s) => v.map((x, k) => (p.states[s][k] === 1 ? x : null))),
+      top: p.discard.length ? p.discard[p.discard.length - 1] : null, draw: p.drawSize, hand: p.hand,
+      seat: d && d.seat, kind: d && d.kind, legal: d && d.legal };
+  })) };
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def python_positions(record: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    cursor = ReplayCursor(record)
+    out = []
+    for k in range(cursor.num_rounds):
+        line = []
+        for done in range(cursor.actions_in(k) + 1):
+            pos = cursor.position(k, done)
+            entry: dict[str, Any] = {
+                "states": [[STATE_CODE[s] for s in g.states] for g in pos.grids],
+                "values": [list(g.values) for g in pos.grids],
+            }
+            if not pos.round_over:
+                game_view = cursor_view(cursor, k, done)
+                entry.update(
+                    top=pos.discard_top,
+                    draw=pos.draw_pile_size,
+                    hand=pos.hand,
+                    seat=pos.seat,
+                    kind=pos.decision.value if pos.decision else None,
+                    legal=[a.to_dict() for a in game_view],
+                )
+            line.append(entry)
+        out.append(line)
+    return out
+
+
+def cursor_view(cursor: ReplayCursor, round_index: int, done: int) -> list[Any]:
+    """The legal actions at a position, from the engine itself."""
+    from skyjo_ref.rules.engine import FixedDealer, Game
+
+    game = Game(
+        len(cursor.players),
+        cursor.rules,
+        dealer=FixedDealer([r.deck for r in cursor.rounds], [r.reshuffles for r in cursor.rounds]),
+        players=cursor.players,
+    )
+    for k, log in enumerate(cursor.rounds[: round_index + 1]):
+        for logged in log.actions[: done if k == round_index else None]:
+            game.apply(logged.action, auto=logged.auto)
+    return list(game.legal_actions())
+
+
+def test_the_page_viewer_rebuilds_every_position_the_engine_plays(tmp_path: Path) -> None:
+    """The viewer (JavaScript, run here by Node) and the rules engine agree on every position of real games."""
+    node = shutil.which("node")
+    assert node, "Node.js is needed (see the README's test command)"
+    records = [
+        play(["a", "b"], "1", ["random", "random"]),
+        play(["a", "b", "c", "d"], "2", ["random", "greedy", "random", "greedy"]),
+        play(["a", "b", "c"], "3", ["greedy", "greedy", "greedy"]),
+        play(["a", "b"], "4", ["random", "random"], Rules.from_dict({"preset": "french", "column_clear": False})),
+        play(["a", "b", "c", "d", "e", "f", "g", "h"], "5", ["random"] * 8),
+    ]
+    presets = collect_presets()
+    viewer = files("skyjo_ref.report").joinpath("static", "viewer.js")
+    done = subprocess.run(
+        [node, "-e", NODE_DUMP],
+        env={**os.environ, "SKYJO_VIEWER_JS": str(viewer)},
+        input=json.dumps({"records": records, "presets": presets}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    from_js = json.loads(done.stdout)
+    reshuffled = cleared = 0
+    for record, js in zip(records, from_js):
+        assert js["problems"] == []
+        assert js["totals"] == record["result"]["totals"]
+        expected = python_positions(record)
+        for k, (py_round, js_round) in enumerate(zip(expected, js["rounds"], strict=True)):
+            for i, (py, got) in enumerate(zip(py_round, js_round, strict=True)):
+                for key, value in py.items():
+                    assert got[key] == value, f"round {k} after {i} actions: {key}"
+        reshuffled += sum(len(r["reshuffles"]) for r in record["rounds"])
+        cleared += sum(1 for line in expected for p in line[-1:] for g in p["states"] if 2 in g)
+    assert reshuffled > 0 and cleared > 0  # the sample covers rebuilt draw piles and removed columns
+
+
+def collect_presets() -> dict[str, Any]:
+    from skyjo_bot.types import PRESETS
+
+    return {k: dict(v) for k, v in PRESETS.items()}
+
+
+def test_ten_thousand_games_make_a_report_under_5_mib(tmp_path: Path) -> None:
+    bots = [f"bot{i:02d}" for i in range(20)]
+    store = round_robin_store(tmp_path / "big", bots, deals=27, pool=4)  # 190 tables x 27 deals x 2 seatings
+    assert store.count() == 10_260
+    store.close()
+    out = tmp_path / "report.html"
+    data = write_report(tmp_path / "big", out, ReportOptions(bootstrap=0))
+    size = out.stat().st_size
+    assert size < 5 * MIB, f"{size / MIB:.2f} MiB"
+    assert len(data["results"]) == 10_260  # every result is in the page
+    embedded = sum(len(json.dumps(r, separators=(",", ":"))) for r in data["embedded"].values())
+    assert embedded <= ReportOptions().record_budget
+    # every pair of bots can open at least one of its games from the page alone
+    pairs = {tuple(sorted(r["players"])) for r in data["embedded"].values()}
+    assert len(pairs) == 190
+
+
+def test_the_report_reads_the_store_and_never_writes_it(tmp_path: Path) -> None:
+    store = round_robin_store(tmp_path / "run", ["greedy", "random", "random2"], deals=2)
+    store.close()
+    db = tmp_path / "run" / "results.sqlite"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    data = write_report(tmp_path / "run", tmp_path / "run" / "report.html")
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert data["games_count"] == 12 and len(data["embedded"]) == 12  # small runs carry every record
+    greedy = data["per_bot"]["greedy"]
+    assert greedy["decisions"]["count"] == sum(
+        len(times[seat])
+        for r in data["embedded"].values()
+        for seat, name in enumerate(r["players"])
+        if name == "greedy"
+        for times in [r["meta"]["decision_ms"]]
+    )
+    assert greedy["rounds"] >= greedy["finished"] >= greedy["penalised"]
+    assert data["history"]["points"][-1]["games"] == 12
+    assert data["records_dir"] == "games"  # the page next to the run opens games/ beside it
+    (tmp_path / "elsewhere").mkdir()
+    moved = write_report(tmp_path / "run", tmp_path / "elsewhere" / "r.html")
+    assert moved["records_dir"] == "../run/games"
+
+
+def test_head_to_head_significance_is_a_sign_test() -> None:
+    assert h2h_p(5, 5) == 1.0
+    assert h2h_p(2, 0) == 0.5  # two pairings won prove nothing
+    assert h2h_p(9, 1) < 0.05 < h2h_p(8, 2)  # exact: 0.021 and 0.109
+    assert abs(h2h_p(9, 1) - 0.021484375) < 1e-12
+    assert h2h_p(1030, 970) > 0.05 > h2h_p(1060, 940)  # the normal approximation above 400
+    assert h2h_p(0, 30) == h2h_p(30, 0) < 1e-8
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "missing"], "error: missing: no such folder: expected a tournament output folder"),
+        (["report", "."], "no results.sqlite here: expected a tournament output folder"),
+        (["report", "run", "-o", "nowhere/r.html"], "--output nowhere/r.html: folder nowhere does not exist"),
+        (["report", "run", "-o", "run"], "--output run: is a folder; expected a file name such as report.html"),
+        (["replay", "--html", "run/games/x.json"], "run/games/x.json: cannot read"),
+        (["replay", "-o", "x.html", "g.json"], "--output is where --html writes its page: add --html"),
+    ],
+)
+def test_bad_input_gets_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    round_robin_store(tmp_path / "run", ["a", "b"], deals=1).close()
+    (tmp_path / "g.json").write_text(json.dumps(play(["a", "b"], "1", ["random", "random"])), encoding="utf-8")
+    done = cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+class _Raises(Bot):
+    """Raises on every third decision: the referee strikes it (illegal) and plays for it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise ValueError("no idea what to do")
+        return view.legal_actions[0]
+
+
+def test_per_bot_faults_carry_their_text_and_count_in_the_leaderboard(tmp_path: Path) -> None:
+    seats = [InProcessSeat(_Raises(), "shaky"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    tc = TimeControl(decision_ms=5000, bank_ms=600_000, max_strikes=1000, grace_ms=1000)
+    record = asyncio.run(play_game(GameSetup("g", seats, seed="3", time_control=tc)))
+    with Store(tmp_path / "run") as store:
+        store.add_game(GameId(("greedy", "shaky"), 0, 1), "s", record, 0.1)
+        store.add_fault("shaky", "crash", "exit code 3; restarted", "greedy+shaky/0/1")
+    data = collect(tmp_path / "run", ReportOptions(bootstrap=0))
+    shaky = data["per_bot"]["shaky"]
+    strikes = len(record["meta"]["strikes"])
+    assert strikes > 0 and shaky["fault_count"] == strikes + 1
+    assert "no idea what to do" in shaky["faults"][0]["detail"] and shaky["faults"][0]["kind"] == "illegal"
+    assert shaky["faults"][-1] == {
+        "game": "greedy+shaky/0/1",
+        "kind": "crash",
+        "detail": "exit code 3; restarted",
+        "round": None,
+    }
+    row = next(r for r in data["leaderboard"] if r["name"] == "shaky")
+    assert row["strikes"] == row["illegal"] == strikes and row["timeouts"] == 0
+    assert data["per_bot"]["greedy"]["fault_count"] == 0
+
+
+def test_rating_history_marks_runs_where_the_store_paused(tmp_path: Path) -> None:
+    store = round_robin_store(tmp_path / "run", ["greedy", "random", "random2"], deals=4)
+    with store.lock, store.db:  # the last two deals were played a day later, as a league that grows
+        store.db.execute("UPDATE games SET finished_at = finished_at + 86400 WHERE deal >= 2")
+    store.close()
+    data = collect(tmp_path / "run", ReportOptions(bootstrap=0))
+    history = data["history"]
+    assert history["runs"] == [12]
+    assert [p["games"] for p in history["points"]] == list(range(2, 25, 2))  # a point per duplicate block
+    final = history["points"][-1]["elo"]
+    for name, value in zip(data["bots"], final):  # the last point is the leaderboard's rating
+        row = next(r for r in data["leaderboard"] if r["name"] == name)
+        assert abs(value - row["elo"]) <= 0.1
