@@ -22,6 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 MINIMAL_BOT = ROOT / "examples" / "python" / "minimal_bot.py"
 NODE_DIR = ROOT / "examples" / "node"
 
+#: Runs Python with SIGINT at its default, then execs ``python ARGS``: put it in front of a command a
+#: test sends SIGINT to. A process started in the background by a non-interactive shell (``cmd &``)
+#: inherits SIGINT *ignored*, and so would the CLI the test starts: Ctrl-C would then do nothing.
+WITH_CTRL_C = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+]
+
 #: Generous: these machines are shared and loaded.
 RELAXED = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sdk_harness import WITH_CTRL_C
 from skyjo_ref import records
 
 BOT_SOURCE = textwrap.dedent(
@@ -347,17 +348,6 @@ HOLD_SOURCE = textwrap.dedent(
             return view.legal_actions[0]
     """
 )
-
-
-#: Runs Python with SIGINT at its default, then execs ``python ARGS``. A process started in the
-#: background by a non-interactive shell (``cmd &``) inherits SIGINT *ignored*, and so would the
-#: tournament started by this test: Ctrl-C would then do nothing at all.
-WITH_CTRL_C = [
-    sys.executable,
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
-]
 
 
 def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
