@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import grpc
 from skyjo_bot import convert
 from skyjo_bot.types import TimeControl
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 from skyjo_ref.server import FinishedGame, MatchClient, MatchEnd, MatchSpec, RefereeServer, ServerConfig
 
 #: Generous limits, for tests that are not about time (the machine is shared and loaded).
@@ -157,6 +159,34 @@ class RawBot:
 
     def messages(self, kind: str) -> list[Any]:
         return [getattr(m, kind) for m in self.received if m.WhichOneof("message") == kind]
+
+
+def refusal(address: str, metadata: Any, first: pb.PlayRequest, timeout: float = 60.0) -> tuple[grpc.StatusCode, str]:
+    """Open a Play stream with the synchronous client, send ``first`` and return how the referee ended it.
+
+    Not grpc.aio: when the referee refuses a stream right after (or before) the
+    first message, the aio client sometimes reports ``INTERNAL "Internal error
+    from Core"`` instead of the referee's status (grpc/grpc#36066). The
+    synchronous client reports the status the referee set. Blocking: call it
+    with ``asyncio.to_thread`` when the referee runs in the same loop.
+    """
+    finished = threading.Event()
+
+    def requests() -> Iterator[pb.PlayRequest]:
+        yield first
+        finished.wait(timeout)  # our side stays open: the referee, not a half-close, ends the stream
+
+    with grpc.insecure_channel(address) as channel:
+        responses = pb_grpc.BotServiceStub(channel).Play(requests(), metadata=metadata, timeout=timeout)
+        try:
+            for _ in responses:
+                pass
+            return grpc.StatusCode.OK, ""
+        except grpc.RpcError as exc:
+            assert isinstance(exc, grpc.Call)
+            return exc.code(), exc.details() or ""
+        finally:
+            finished.set()
 
 
 async def start_referee(tc: TimeControl = RELAXED, **config: Any) -> RefereeServer:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -21,6 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 MINIMAL_BOT = ROOT / "examples" / "python" / "minimal_bot.py"
 NODE_DIR = ROOT / "examples" / "node"
 
+#: Runs Python with SIGINT at its default, then execs ``python ARGS``: put it in front of a command a
+#: test sends SIGINT to. A process started in the background by a non-interactive shell (``cmd &``)
+#: inherits SIGINT *ignored*, and so would the CLI the test starts: Ctrl-C would then do nothing.
+WITH_CTRL_C = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+]
+
 #: Generous: these machines are shared and loaded.
 RELAXED = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
 
@@ -34,6 +45,21 @@ class BotProcess:
     proc: asyncio.subprocess.Process
     stderr: list[str] = field(default_factory=list)
     _reader: asyncio.Task[None] | None = None
+    _news: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _eof: bool = False
+
+    async def wait_for_text(self, text: str, timeout: float = 60.0) -> None:
+        """Until ``text`` appears on the bot's stderr (fails after ``timeout``, or if the bot exits first)."""
+
+        async def seen() -> None:
+            async with self._news:
+                await self._news.wait_for(lambda: text in self.text() or self._eof)
+
+        try:
+            await asyncio.wait_for(seen(), timeout)
+        except TimeoutError:
+            raise AssertionError(f"bot {self.name} never wrote {text!r}; stderr:\n{self.text()}") from None
+        assert text in self.text(), f"bot {self.name} exited before writing {text!r}; stderr:\n{self.text()}"
 
     async def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM, then wait; returns the exit code (kills and fails if it hangs)."""
@@ -56,26 +82,51 @@ class BotProcess:
 
 
 async def start_bot(
-    argv: Sequence[str], name: str, token: str, addr: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    argv: Sequence[str],
+    name: str,
+    token: str,
+    addr: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    *,
+    stdout: bool = False,
 ) -> BotProcess:
+    """Start ``argv`` with the referee's address and token; ``stdout``: keep its stdout readable (a pipe)."""
     full_env = {**os.environ, "SKYJO_ADDR": addr, "SKYJO_TOKEN": token, "PYTHONUNBUFFERED": "1", **(env or {})}
     proc = await asyncio.create_subprocess_exec(
         *argv,
         env=full_env,
         cwd=str(cwd or ROOT),
         stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
     bot = BotProcess(name, token, proc)
 
     async def read() -> None:
         assert proc.stderr is not None
-        async for line in proc.stderr:
-            bot.stderr.append(line.decode(errors="replace"))
+        try:
+            async for line in proc.stderr:
+                bot.stderr.append(line.decode(errors="replace"))
+                async with bot._news:
+                    bot._news.notify_all()
+        finally:
+            bot._eof = True
+            async with bot._news:
+                bot._news.notify_all()
 
     bot._reader = asyncio.create_task(read())
     return bot
+
+
+def node_argv() -> list[str]:
+    """The command that runs the Node example bot; fails (never skips) when Node or its packages are missing."""
+    node = shutil.which("node")
+    assert node is not None, "node is not installed: install Node.js 18+ to run the Node example bot's tests"
+    assert (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir(), (
+        "examples/node/node_modules is missing: run `npm ci` in examples/node (the README's test command does)"
+    )
+    return [node, str(NODE_DIR / "bot.js")]
 
 
 def sdk_argv(spec: str | Path, *extra: str) -> list[str]:
@@ -149,6 +200,11 @@ class CuttableProxy:
         self.down_bytes = 0  # referee -> bot
         self.cut_after_bytes: int | None = None
         self.cuts = 0
+        #: True: new connections are accepted and held, never forwarded nor answered (a hung referee)
+        self.hold_new = False
+        #: True: nothing more is forwarded on any connection, which stay open (a referee that froze)
+        self.frozen = False
+        self._accepted = asyncio.Condition()
         self._writers: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
 
@@ -166,6 +222,15 @@ class CuttableProxy:
         self.cuts += 1
         self._drop()
 
+    async def wait_connections(self, count: int, timeout: float = 60.0) -> None:
+        """Until ``count`` connections have been accepted in all."""
+
+        async def reached() -> None:
+            async with self._accepted:
+                await self._accepted.wait_for(lambda: self.connections >= count)
+
+        await asyncio.wait_for(reached(), timeout)
+
     def _drop(self) -> None:
         for writer in list(self._writers):
             transport = writer.transport
@@ -174,6 +239,15 @@ class CuttableProxy:
 
     async def _serve(self, bot_reader: asyncio.StreamReader, bot_writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        async with self._accepted:
+            self._accepted.notify_all()
+        if self.hold_new:
+            self._writers.add(bot_writer)
+            with contextlib.suppress(OSError, ConnectionError):
+                while await bot_reader.read(65536):  # read and ignore: never a byte back
+                    pass
+            self._writers.discard(bot_writer)
+            return
         try:
             ref_reader, ref_writer = await asyncio.open_connection(*self.target)
         except OSError:
@@ -184,6 +258,8 @@ class CuttableProxy:
         async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, down: bool) -> None:
             with contextlib.suppress(OSError, ConnectionError):
                 while data := await reader.read(65536):
+                    if self.frozen:
+                        continue  # swallowed: the other side never hears of it
                     writer.write(data)
                     if down:
                         self.down_bytes += len(data)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sdk_harness import WITH_CTRL_C
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "examples" / "python" / "minimal_bot.py"
@@ -177,7 +178,8 @@ def test_ctrl_c_during_a_match_prints_the_summary_and_writes_the_json(tmp_path: 
     summary = tmp_path / "summary.json"
     match = subprocess.Popen(
         [
-            *(sys.executable, "-m", "skyjo_ref", "match", str(MINIMAL), "greedy", "--games", "5000", "--seed", "7"),
+            *WITH_CTRL_C,  # SIGINT at its default even when the suite runs in the background
+            *("-m", "skyjo_ref", "match", str(MINIMAL), "greedy", "--games", "5000", "--seed", "7"),
             *("--records", str(records), "--json", str(summary)),
         ],
         stdout=subprocess.PIPE,

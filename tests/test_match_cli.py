@@ -184,29 +184,47 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
         assert json.loads(out.stdout)["games"] == 4
     finally:
         server.send_signal(signal.SIGTERM)
-        _, rest = server.communicate(timeout=30)
+        server.wait(timeout=30)  # its output is a few lines: the pipe cannot fill
+        # read() through the same buffered reader: communicate() reads the pipe itself and would
+        # lose the lines readline() has already buffered (all of them, when the referee was quick)
+        rest = server.stderr.read()
     assert server.returncode == 0
     printed = "".join(lines) + rest
     assert "SKYJO_TOKEN=tok-1" in printed and "ctl" not in printed  # a given control token is not echoed
 
 
-def test_sigterm_stops_the_match_and_its_bot_processes() -> None:
+def test_sigterm_stops_the_match_and_its_bot_processes(tmp_path: Path) -> None:
     env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
+    records = tmp_path / "records"
     match = subprocess.Popen(
-        [sys.executable, "-m", "skyjo_ref", "match", str(MINIMAL), "greedy", "--games", "5000"],
+        [
+            sys.executable,
+            "-m",
+            "skyjo_ref",
+            "match",
+            str(MINIMAL),
+            "greedy",
+            "--games",
+            "5000",
+            "--records",
+            str(records),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
     children: list[int] = []
-    deadline = time.monotonic() + 60
-    while not children and time.monotonic() < deadline:
-        time.sleep(0.2)
+    deadline = time.monotonic() + 90  # failure detectors only: each wait ends on what it waits for
+    while not children and time.monotonic() < deadline and match.poll() is None:
         found = subprocess.run(["pgrep", "-P", str(match.pid)], capture_output=True, text=True)
         children = [int(p) for p in found.stdout.split()]
+        if not children:
+            time.sleep(0.05)
     assert children, "the bot process never started"
-    time.sleep(1.0)
+    while not any(records.glob("*.json")) and time.monotonic() < deadline and match.poll() is None:
+        time.sleep(0.05)  # until the first game is written: the match is under way
+    assert any(records.glob("*.json")), "no game finished"
     match.send_signal(signal.SIGTERM)
     _, err = match.communicate(timeout=60)
     assert match.returncode == 130 and "interrupted after" in err, err

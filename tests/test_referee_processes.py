@@ -121,7 +121,7 @@ def test_stop_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
     async def scenario() -> ManagedBot:
         bot = ManagedBot(stubborn, "127.0.0.1:1", "t", log_path=tmp_path / "stubborn.log")
         await bot.start()
-        for _ in range(500):
+        for _ in range(3000):  # until it has ignored SIGTERM (60 s: a failure detector, for a loaded machine)
             if "up" in bot.output():
                 break
             await asyncio.sleep(0.02)
@@ -131,6 +131,27 @@ def test_stop_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
     bot = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert not bot.running and bot.faults == []
     assert "up" in (tmp_path / "stubborn.log").read_text()
+
+
+def test_each_fault_wakes_its_waiter_once_it_is_recorded() -> None:
+    """``wait_fault`` returns once the fault is in ``faults``: no pause to let the record catch up."""
+    quitter = command_spec([sys.executable, "-c", "import sys; print('bye', flush=True); sys.exit(7)"], name="quitter")
+
+    async def scenario() -> tuple[list[Any], ManagedBot]:
+        bot = ManagedBot(quitter, "127.0.0.1:1", "t", max_restarts=1)
+        await bot.start()
+        try:
+            await asyncio.wait_for(bot.wait_fault(0), 60)
+            first = list(bot.faults)
+            await asyncio.wait_for(bot.wait_fault(1), 60)  # restarted once, died again: not restarted again
+            assert bot.exited.is_set() and not bot.running
+        finally:
+            await bot.stop()
+        return first, bot
+
+    first, bot = asyncio.run(scenario())
+    assert len(first) == 1 and first[0].returncode == 7 and "bye" in first[0].output
+    assert [f.returncode for f in bot.faults] == [7, 7] and bot.restarts == 1
 
 
 def test_bot_specs_are_read_or_refused_clearly(tmp_path: Path) -> None:

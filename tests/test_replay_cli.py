@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sdk_harness import WITH_CTRL_C
 from skyjo_bot.types import SlotState
 from skyjo_ref import records
 from skyjo_ref.cli.replay_view import ReplayCursor
@@ -251,7 +252,7 @@ def test_a_terminal_gets_the_interactive_mode() -> None:
 
 def test_ctrl_c_while_stepping_exits_130() -> None:
     proc = subprocess.Popen(
-        [*cli(), "replay", str(VALID), "--interactive"],
+        [*WITH_CTRL_C, "-m", "skyjo_ref", "replay", str(VALID), "--interactive"],  # SIGINT not inherited ignored
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

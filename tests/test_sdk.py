@@ -8,16 +8,18 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
+import grpc.aio
 import pytest
 from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, play_match, referee, sdk_argv, start_bot
 from skyjo_bot import Action, Bot, Event, View
 from skyjo_bot.client import BotClient, SessionRefused
 from skyjo_bot.loader import BotSpecError, load_bot
+from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
 
@@ -90,8 +92,7 @@ class _SlowOnce(Bot):
     def decide(self, view: View) -> Action:
         self.calls += 1
         if self.calls == 5:
-            self.on_slow()
-            time.sleep(0.5)  # the stream drops meanwhile; the referee re-sends this request
+            self.on_slow()  # on the loop's thread (inline): the stream is gone before this reply is written
         return view.legal_actions[0]
 
 
@@ -100,8 +101,7 @@ def test_a_re_sent_decision_is_answered_without_a_second_decide() -> None:
         async with referee() as server:
             proxy = CuttableProxy(server.address)
             await proxy.start()
-            loop = asyncio.get_running_loop()
-            bot = _SlowOnce(lambda: loop.call_soon_threadsafe(proxy.cut))
+            bot = _SlowOnce(proxy.cut)
             token = server.issue_token("slow")
             client = BotClient(bot, proxy.address, token, backoff_base=0.05)
             task = asyncio.create_task(client.run())
@@ -237,6 +237,52 @@ def test_unknown_token_is_refused() -> None:
     asyncio.run(main())
 
 
+class _RacyReferee(pb_grpc.BotServiceServicer):
+    """Refuses every stream, and shows the asyncio client what grpc/grpc#36066 sometimes shows it.
+
+    The referee's status is UNAUTHENTICATED, but the grpc.aio client can see
+    ``INTERNAL "Internal error from Core"`` when the refusal races its Hello.
+    This referee makes that race certain for asyncio clients (told apart by
+    their user-agent) and tells any other client the truth.
+    """
+
+    def __init__(self) -> None:
+        self.agents: list[str] = []
+
+    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        agent = str(dict(context.invocation_metadata() or ()).get("user-agent", ""))
+        self.agents.append(agent)
+        if "asyncio" in agent:
+            await context.abort(grpc.StatusCode.INTERNAL, "Internal error from Core")
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot token: use a token the referee issued")
+
+
+def test_a_refusal_hidden_behind_internal_still_ends_the_bot_clearly() -> None:
+    """An unknown token ends the bot with the referee's own reason, even when the aio client saw INTERNAL."""
+
+    async def main() -> None:
+        racy = _RacyReferee()
+        server = grpc.aio.server()
+        pb_grpc.add_BotServiceServicer_to_server(racy, server)  # type: ignore[no-untyped-call]
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            client = BotClient(Bot(), f"127.0.0.1:{port}", "not-a-token", give_up_after=5)
+            with pytest.raises(SessionRefused, match="the referee refused the token: UNAUTHENTICATED: unknown bot"):
+                await asyncio.wait_for(client.run(), 60)
+            bot = await start_bot(sdk_argv(MINIMAL_BOT), "x", "not-a-token", f"127.0.0.1:{port}")
+            code = await asyncio.wait_for(bot.proc.wait(), 60)
+            assert bot._reader is not None
+            await bot._reader
+            assert code == 1, bot.text()
+            assert "error: the referee refused the token: UNAUTHENTICATED: unknown bot token" in bot.text()
+            assert any("asyncio" in agent for agent in racy.agents), "the race was not staged"
+        finally:
+            await server.stop(0)
+
+    asyncio.run(main())
+
+
 def test_sigterm_while_waiting_and_while_reconnecting() -> None:
     async def main() -> None:
         async with referee() as server:
@@ -246,11 +292,7 @@ def test_sigterm_while_waiting_and_while_reconnecting() -> None:
             assert await bot.stop(timeout=15) == 0
         # nothing listens at this address any more: the bot keeps retrying until told to stop
         bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "idle", token, server.address)
-        for _ in range(600):  # a loaded machine may take seconds to start Python
-            if "reconnecting in" in bot.text():
-                break
-            await asyncio.sleep(0.1)
-        assert "reconnecting in" in bot.text()
+        await bot.wait_for_text("reconnecting in")
         assert bot.proc.returncode is None
         assert await bot.stop(timeout=15) == 0
 
@@ -292,11 +334,7 @@ def test_bot_exits_when_the_referee_ends_the_session() -> None:
         async with referee() as server:
             token = server.issue_token("idle")
             bot = await start_bot(sdk_argv(MINIMAL_BOT, "-v"), "idle", token, server.address)
-            for _ in range(300):  # until the bot has its Welcome (an idle session, as after a match)
-                if "connected to" in bot.text():
-                    break
-                await asyncio.sleep(0.1)
-            assert "connected to" in bot.text()
+            await bot.wait_for_text("connected to")  # it has its Welcome (an idle session, as after a match)
         # the referee stopped (streams end with status OK): the bot leaves by itself, exit 0
         code = await asyncio.wait_for(bot.proc.wait(), 30)
         assert bot._reader is not None
@@ -378,7 +416,7 @@ def test_a_restarted_referee_at_the_same_address_is_served() -> None:
     from skyjo_bot.types import TimeControl
     from skyjo_ref.server.server import RefereeServer, ServerConfig
 
-    tc = TimeControl(decision_ms=3000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)
+    tc = TimeControl(decision_ms=10_000, bank_ms=600_000, max_strikes=1000, grace_ms=20_000)  # a loaded machine
 
     async def main() -> None:
         token = "same-token-for-both-referees"

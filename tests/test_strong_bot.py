@@ -90,10 +90,14 @@ def test_uses_only_the_sdk() -> None:
 
 
 def test_beats_greedy_in_duplicate_games() -> None:
-    """50 deals in both seat orders (100 games): a pairwise score well above the 100-Elo bar (0.64)."""
+    """20 deals in both seat orders (40 games): a pairwise score well above the 100-Elo bar (0.64).
+
+    Seeded deals and deterministic bots: the score is fixed (0.875 here). 20 deals, not 50: this is
+    pure CPU, and 100 games passed the 120 s test timeout on a loaded machine.
+    """
     points = 0.0
     games = 0
-    for deal in range(50):
+    for deal in range(20):
         for strong_seat in (0, 1):
             bots = [make_builtin("greedy"), make_builtin("greedy")]
             bots[strong_seat] = new_strong()
@@ -103,7 +107,7 @@ def test_beats_greedy_in_duplicate_games() -> None:
             games += 1
     score = points / games
     elo = 400 * math.log10(score / (1 - score)) if score < 1 else math.inf
-    # measured: about 0.83 (+270 Elo) over 600 games; 0.70 leaves room for the luck of 100 games
+    # measured: about 0.83 (+270 Elo) over 600 games; 0.70 leaves room for the luck of 40 games
     assert score >= 0.70, f"strong scored {score:.3f} against greedy ({elo:+.0f} Elo) over {games} games"
 
 

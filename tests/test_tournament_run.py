@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sdk_harness import WITH_CTRL_C
 from skyjo_ref import records
 
 BOT_SOURCE = textwrap.dedent(
     '''\
     """A deterministic SDK bot for the tournament tests (CRASH_ONCE=file: crash once; CRASH_EVERY=n: always)."""
     import os
-    from pathlib import Path
 
     from skyjo_bot import Action, Bot, DecisionKind, View
 
@@ -39,9 +39,13 @@ BOT_SOURCE = textwrap.dedent(
         def decide(self, view: View) -> Action:
             self.decisions += 1
             marker = os.environ.get("CRASH_ONCE")
-            if marker and self.decisions == 15 and not Path(marker).exists():
-                Path(marker).write_text("crashed")
-                os._exit(3)
+            if marker and self.decisions == 15:
+                try:  # created atomically: of two processes at their 15th decision at once, only one crashes
+                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                except FileExistsError:
+                    pass
+                else:
+                    os._exit(3)
             if self.decisions == int(os.environ.get("CRASH_EVERY", "0")):
                 os._exit(5)  # every process dies at its n-th decision
             grid = view.my_grid
@@ -335,27 +339,71 @@ def test_a_bot_that_cannot_run_stops_the_tournament_with_exit_3(tmp_path: Path) 
     assert stored_count(tmp_path / "out" / "results.sqlite") == 2
 
 
+HOLD_SOURCE = textwrap.dedent(
+    """\
+    \"\"\"Plays one game, then never answers again (until stopped) and says so: touches HOLD_FILE.\"\"\"
+    import asyncio
+    import os
+    from pathlib import Path
+
+    from skyjo_bot import Action, Bot, GameResult, View
+
+
+    class Hold(Bot):
+        def __init__(self) -> None:
+            super().__init__()
+            self.games = 0
+
+        def on_game_over(self, result: GameResult) -> None:
+            self.games += 1
+
+        async def decide(self, view: View) -> Action:
+            if self.games >= 1:
+                Path(os.environ["HOLD_FILE"]).touch()
+                await asyncio.Event().wait()  # the loop stays free: SIGTERM still ends this process
+            return view.legal_actions[0]
+    """
+)
+
+
 def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
+    """SIGINT at a point the test sees: two games stored and a bot holding a game, so none can finish."""
     folder = setup_folder(tmp_path)
-    write_config(folder, THREE_BOTS, deals=6)
+    (folder / "bots" / "hold.py").write_text(HOLD_SOURCE, encoding="utf-8")
+    holding = folder / "holding"
+    bots = f"""\
+  - {{name: greedy, builtin: greedy}}
+  - {{name: random, builtin: random}}
+  - {{name: hold, python: bots/hold.py, env: {{HOLD_FILE: {json.dumps(str(holding))}}}}}
+"""
+    config = write_config(folder, bots, deals=2)
+    forever = "{decision_ms: 86400000, bank_ms: 86400000, grace_ms: 5000}"  # a held decision never times out
+    config.write_text(config.read_text().replace("{decision_ms: 5000, grace_ms: 5000}", forever))
     db = folder / "out" / "results.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        [*WITH_CTRL_C, "-X", "faulthandler", "-m", "skyjo_ref", "tournament", "league.yaml"],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 90
-    while stored_count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 90  # a failure detector: the tournament cannot end by itself
+    while not (holding.exists() and stored_count(db) >= 2) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    assert proc.poll() is None, "the tournament ended before the test interrupted it"
+    assert holding.exists() and stored_count(db) >= 2, "no game held and two stored within 90 s"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # -X faulthandler: every thread's stack, to show where it hangs
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"the tournament did not stop within 60 s of SIGINT:\n{err[-8000:]}") from None
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     kept = stored_count(db)
     assert f"interrupted: {kept} finished games are kept" in " ".join(err.split())
-    assert 2 <= kept < 36
+    assert 2 <= kept < 12
 
 
 def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:

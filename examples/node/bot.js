@@ -14,6 +14,7 @@
 // drawn card. See docs/writing-a-bot.md for the protocol, message by message.
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -100,6 +101,33 @@ function loadService() {
   return grpc.loadPackageDefinition(definition).skyjo.v1.BotService;
 }
 
+// skyjo-ref sets SKYJO_PARENT_PID when it starts the bot: once that process is gone (kill -9 of a
+// tournament), end as on SIGTERM instead of retrying a dead referee. Node caches process.ppid, so
+// the parent is read from /proc (Linux), else probed with signal 0.
+function watchParent(parentPid) {
+  if (!(parentPid > 0)) return;
+  const gone = () => {
+    try {
+      const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== parentPid;
+    } catch (err) {
+      try {
+        process.kill(parentPid, 0);
+        return false;
+      } catch (probe) {
+        return probe.code === 'ESRCH';
+      }
+    }
+  };
+  const timer = setInterval(() => {
+    if (gone()) {
+      clearInterval(timer);
+      process.kill(process.pid, 'SIGTERM');
+    }
+  }, 200);
+  timer.unref();
+}
+
 function main() {
   const addr = (process.env.SKYJO_ADDR || '').replace(/^grpc:\/\//, '');
   const token = process.env.SKYJO_TOKEN || '';
@@ -133,6 +161,7 @@ function main() {
   }
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  watchParent(Number(process.env.SKYJO_PARENT_PID || 0));
 
   function reconnect(why) {
     if (stopping) return;

@@ -268,6 +268,7 @@ class ManagedBot:
         self.faults: list[ProcessFault] = []
         self.restarts = 0
         self.exited = asyncio.Event()  # set each time the process ends, until it is started again
+        self._fault_noted = asyncio.Condition()  # notified once each fault is in ``faults``
         self._lines: deque[str] = deque(maxlen=keep_lines)
         self._proc: asyncio.subprocess.Process | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -386,6 +387,8 @@ class ManagedBot:
             self.faults.append(fault)
             self.exited.set()  # after the fault: whoever wakes on it finds the fault noted
             log.warning("bot %s %s", self.spec.name, fault.describe())
+            async with self._fault_noted:
+                self._fault_noted.notify_all()
             if self.restarts >= self.max_restarts:
                 log.warning("bot %s: not restarted again after %d restarts", self.spec.name, self.restarts)
                 return
@@ -398,6 +401,11 @@ class ManagedBot:
             except OSError as exc:
                 log.warning("bot %s: cannot restart: %s", self.spec.name, exc)
                 return
+
+    async def wait_fault(self, seen: int) -> None:
+        """Until more than ``seen`` faults are recorded (``exited`` is set by then)."""
+        async with self._fault_noted:
+            await self._fault_noted.wait_for(lambda: len(self.faults) > seen)
 
     async def stop(self, timeout_s: float = 3.0) -> None:
         """Stop the process: SIGTERM (to its process group), then SIGKILL after ``timeout_s``."""

@@ -25,9 +25,12 @@ after game: it calls the bot's ``on_game_start``, ``decide``, ``on_event`` and
   with the exception's text: the referee strikes the seat at once and plays
   its default action, and the record says why. The process goes on.
 - It ends cleanly when the referee ends the session (stream status OK), on
-  SIGINT/SIGTERM (with :func:`run`) or on :meth:`BotClient.stop`. A refused
-  session (bad token, replaced by another connection with the same token,
-  unsupported protocol) raises :class:`SessionRefused`; giving up raises
+  SIGINT/SIGTERM (with :func:`run`) or on :meth:`BotClient.stop`, whatever the
+  connection is doing; :func:`run` ends the process itself if that takes more
+  than :data:`STOP_DEADLINE_S`. A refused session (bad token, replaced by
+  another connection with the same token, unsupported protocol) raises
+  :class:`SessionRefused` (an INTERNAL status before Welcome is checked again
+  with the synchronous client: grpc/grpc#36066); giving up raises
   :class:`ConnectionLost`.
 """
 
@@ -192,6 +195,7 @@ class BotClient:
         self._struck: set[int] = set()
         self._worker: _Worker | None = None
         self._stop: asyncio.Event | None = None
+        self._session: asyncio.Task[str] | None = None
         self._call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] | None = None
         # events are converted and handed to the bot only if it looks at them
         self._wants_events = getattr(type(bot), "on_event", Bot.on_event) is not Bot.on_event
@@ -199,11 +203,19 @@ class BotClient:
     # ------------------------------------------------------------------ public
 
     def stop(self) -> None:
-        """Ask :meth:`run` to end: the stream is closed and run returns (call from the loop's thread)."""
+        """Ask :meth:`run` to end: the stream is closed and run returns (call from the loop's thread).
+
+        The session's task is cancelled too, not only the call: a call whose
+        stream never opened (a server that accepts TCP and never answers)
+        keeps ``call.write`` waiting after ``call.cancel()`` (grpc.aio waits
+        for the initial metadata to be sent, which never happens).
+        """
         if self._stop is not None:
             self._stop.set()
         if self._call is not None:
             self._call.cancel()
+        if self._session is not None:
+            self._session.cancel()
 
     async def run(self) -> None:
         """Play until the referee ends the session or :meth:`stop` is called."""
@@ -214,7 +226,15 @@ class BotClient:
         try:
             while not self._stop.is_set():
                 welcomed_before = self.stats.sessions
-                outcome = await self._one_session()
+                self._session = asyncio.ensure_future(self._one_session())
+                try:
+                    outcome = await self._session
+                except asyncio.CancelledError:
+                    if self._stop.is_set():  # stopped before the session task ever ran
+                        return
+                    raise
+                finally:
+                    self._session = None
                 if outcome == "closed" or self._stop.is_set():
                     return
                 if self.stats.sessions > welcomed_before:
@@ -228,7 +248,8 @@ class BotClient:
                 attempt += 1
                 log.warning("stream to %s lost (%s); reconnecting in %.2f s", self.addr, outcome, delay)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), delay)
+                    async with asyncio.timeout(delay):  # not wait_for: 3.11's may swallow a cancel of run()
+                        await self._stop.wait()
         finally:
             if self._worker is not None:
                 self._worker.close()
@@ -253,6 +274,7 @@ class BotClient:
         self._struck = set()
         write_lock = asyncio.Lock()
         tasks: set[asyncio.Task[None]] = set()
+        welcomed_before = self.stats.sessions
         try:
             await call.write(convert.hello(self.bot.name, self.version))
             log.debug("-> hello name=%s version=%s", self.bot.name, self.version)
@@ -271,10 +293,16 @@ class BotClient:
         except grpc.aio.AioRpcError as exc:
             if self._stop.is_set():
                 return "stopped"
-            fatal = _FATAL.get(exc.code())
+            code, details = exc.code(), exc.details()
+            if code == grpc.StatusCode.INTERNAL and self.stats.sessions == welcomed_before:
+                # grpc/grpc#36066: a stream the referee refuses at once may surface here as INTERNAL
+                # ("Internal error from Core") instead of the referee's status: ask again, reliably
+                log.debug("stream ended with INTERNAL before Welcome (%s); asking the referee why", details)
+                code, details = await self._why_refused(code, details or "")
+            fatal = _FATAL.get(code)
             if fatal is not None:
-                raise SessionRefused(f"{fatal}: {exc.code().name}: {exc.details()}") from None
-            return f"{exc.code().name}: {exc.details()}"
+                raise SessionRefused(f"{fatal}: {code.name}: {details}") from None
+            return f"{code.name}: {details}"
         except asyncio.CancelledError:
             if self._stop.is_set():
                 return "stopped"
@@ -285,6 +313,27 @@ class BotClient:
             for task in tasks:
                 task.cancel()
             await channel.close(None)
+
+    async def _why_refused(self, code: grpc.StatusCode, details: str) -> tuple[grpc.StatusCode, str]:
+        """The status the referee gives a fresh stream before Welcome, seen by the synchronous client.
+
+        The synchronous gRPC client reports the server's status even when the
+        refusal races our Hello. A Welcome means the token is good: the
+        original (transient) status is kept and the client reconnects as usual.
+        """
+        hello = convert.hello(self.bot.name, self.version)
+        answer: asyncio.Future[tuple[grpc.StatusCode, str] | None] = asyncio.get_running_loop().create_future()
+        # a daemon thread, not the default executor: a stop never waits for it
+        threading.Thread(
+            target=_refusal_in_thread,
+            args=(self.addr, self._token, hello, _WHY_TIMEOUT_S, answer),
+            name="skyjo-why-refused",
+            daemon=True,
+        ).start()
+        refusal = await answer
+        if refusal is None:
+            return code, details
+        return refusal
 
     async def _handle(
         self,
@@ -442,6 +491,52 @@ class BotClient:
         return convert.reply_to_proto(rid, action, view.legal_actions)
 
 
+#: How long the second look at a refused stream may take.
+_WHY_TIMEOUT_S: Final = 10.0
+
+
+def _refusal_in_thread(
+    addr: str,
+    token: str,
+    hello: pb.PlayRequest,
+    timeout_s: float,
+    answer: asyncio.Future[tuple[grpc.StatusCode, str] | None],
+) -> None:
+    """Open a Play stream with the synchronous client, say Hello; deliver its status (None: welcomed)."""
+    result: tuple[grpc.StatusCode, str] | None
+    finished = threading.Event()
+
+    def requests() -> Any:
+        yield hello
+        finished.wait(timeout_s)  # keep our side open: closing it would be a bot leaving
+
+    try:
+        with grpc.insecure_channel(addr, options=CHANNEL_OPTIONS) as channel:
+            play = channel.stream_stream(
+                PLAY_METHOD,
+                request_serializer=pb.PlayRequest.SerializeToString,
+                response_deserializer=pb.PlayResponse.FromString,
+            )
+            responses: Any = play(requests(), metadata=(("authorization", f"Bearer {token}"),), timeout=timeout_s)
+            try:
+                result = (grpc.StatusCode.OK, "the referee ended the session")
+                for response in responses:
+                    if response.WhichOneof("message") == "welcome":
+                        result = None
+                        break
+            except grpc.RpcError as exc:
+                call = exc if isinstance(exc, grpc.Call) else None
+                result = (
+                    (call.code(), call.details() or "") if call is not None else (grpc.StatusCode.UNKNOWN, str(exc))
+                )
+            finally:
+                finished.set()
+                responses.cancel()
+    except Exception as exc:  # the probe must never take the bot down
+        result = (grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
+    _Worker._deliver(answer.get_loop(), answer, result, None)
+
+
 def _decision_key(request: pb.DecisionRequest) -> bytes:
     """What identifies a decision across a re-send: its id, game and view.
 
@@ -477,6 +572,10 @@ def _describe(view: View) -> str:
 # ---------------------------------------------------------------------- sync face
 
 
+#: After SIGINT/SIGTERM, :func:`run` ends the process itself if the clean stop takes longer than this.
+STOP_DEADLINE_S: Final = 0.75
+
+
 def run(
     bot: Bot,
     addr: str | None = None,
@@ -486,27 +585,71 @@ def run(
     """Play ``bot`` on a referee until the session ends; SIGINT and SIGTERM end it cleanly.
 
     Blocking; returns the client's :class:`Stats`. Options are those of :class:`BotClient`.
+
+    A signal closes the session; if that has not finished within
+    :data:`STOP_DEADLINE_S` (a ``decide`` that blocks the event loop, a
+    connection stuck in a state gRPC cannot cancel), the process exits at
+    once with status 0: a bot never outlives the SIGTERM that stops it.
     """
     client = BotClient(bot, addr, token, **options)
+    deadline = _StopDeadline()
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        installed: list[signal.Signals] = []
+        previous: dict[signal.Signals, Any] = {}
+
+        def on_signal(signum: int, frame: object) -> None:
+            # a plain signal handler, not loop.add_signal_handler: it runs even while decide blocks the loop
+            sig = signal.Signals(signum)
+            deadline.arm(sig)
+            with contextlib.suppress(RuntimeError):  # the loop is closing: the deadline ends the process
+                loop.call_soon_threadsafe(_on_signal, client, sig)
+
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.add_signal_handler(sig, _on_signal, client, sig)
-                    installed.append(sig)
+                previous[sig] = signal.signal(sig, on_signal)
         try:
             await client.run()
         finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        deadline.disarm()
     return client.stats
 
 
 def _on_signal(client: BotClient, sig: signal.Signals) -> None:
     log.info("%s: closing the session", sig.name)
     client.stop()
+
+
+class _StopDeadline:
+    """Ends the process if :func:`run` has not returned :data:`STOP_DEADLINE_S` after a signal."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._signal = signal.SIGTERM
+        self._thread: threading.Thread | None = None
+
+    def arm(self, sig: signal.Signals) -> None:
+        """Start the clock (from the signal handler: no locks; a second signal changes nothing)."""
+        if self._thread is not None or self._done.is_set():
+            return
+        self._signal = sig
+        self._thread = threading.Thread(target=self._watch, name="skyjo-stop-deadline", daemon=True)
+        self._thread.start()
+
+    def disarm(self) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        if self._done.wait(STOP_DEADLINE_S):
+            return
+        log.warning("%s: the session did not close within %.2f s; exiting now", self._signal.name, STOP_DEADLINE_S)
+        for handler in logging.getLogger().handlers + log.handlers:
+            with contextlib.suppress(Exception):
+                handler.flush()
+        os._exit(0)

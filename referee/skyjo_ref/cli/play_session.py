@@ -34,6 +34,8 @@ from skyjo_ref.server.server import RefereeServer, ServerConfig
 HUMAN_TIME_CONTROL = TimeControl(decision_ms=3_600_000, bank_ms=86_400_000, max_strikes=3, grace_ms=30_000)
 #: How long the person's client and the bot processes may take to connect.
 CONNECT_TIMEOUT_S = 30.0
+#: How long the end of the last game may take to reach the screen (a failure detector: it is awaited).
+GAMES_SEEN_TIMEOUT_S = 60.0
 
 
 class PlayError(Exception):
@@ -171,7 +173,7 @@ async def play(
             else:
                 quitting.cancel()
                 await watch  # raises RefereeError if the watch broke
-                await _wait_games_seen(human, outcome.games)
+                await _wait_games_seen(human, outcome.games, client_task)
     except RefereeError as exc:
         raise PlayError(str(exc)) from None
     finally:
@@ -237,11 +239,17 @@ async def _watch(
             outcome.error = update.error
 
 
-async def _wait_games_seen(human: HumanBot, games: int, timeout_s: float = 5.0) -> None:
-    """The referee reports a game before the person's client shows its end: let the screen catch up."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while human.games_over < games and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.02)
+async def _wait_games_seen(human: HumanBot, games: int, client_task: asyncio.Task[None]) -> None:
+    """The referee reports a game before the person's client shows its end: wait until it is on the screen.
+
+    Woken by the screen itself (a condition); the bound only matters when the
+    client is gone and will never show it.
+    """
+    shown = asyncio.ensure_future(asyncio.to_thread(human.wait_games_over, games, GAMES_SEEN_TIMEOUT_S))
+    await asyncio.wait({shown, client_task}, return_when=asyncio.FIRST_COMPLETED)
+    if not shown.done():  # the client ended: no more game ends will come
+        human.stop_waiting()
+        await shown
 
 
 def _on_sigint(

@@ -290,7 +290,9 @@ class HumanBot(Bot):
         self.on_quit = on_quit
         self.players: tuple[str, ...] = ()
         self.seat = 0
-        self.games_over = 0
+        self.games_over = 0  # counted once the game's end is on the screen
+        self._games_over_changed = threading.Condition()
+        self._stop_waiting = False
         self.results: list[GameResult] = []
         self.quit = threading.Event()
         self._recent: list[str] = []
@@ -373,13 +375,27 @@ class HumanBot(Bot):
 
     def on_game_over(self, result: GameResult) -> None:
         self.results.append(result)
-        self.games_over += 1
         self.console.print(result_table(result, self.players, self.seat))
         if self.seat in result.winners:
             verdict = "You win!" if len(result.winners) == 1 else "You share the win!"
         else:
             verdict = f"You finished rank {result.ranks[self.seat]} of {len(result.ranks)}."
         self.console.print(verdict, style="bold")
+        with self._games_over_changed:
+            self.games_over += 1
+            self._games_over_changed.notify_all()
+
+    def wait_games_over(self, games: int, timeout_s: float) -> bool:
+        """Block until ``games`` games' ends are on the screen (False after ``timeout_s`` or :meth:`stop_waiting`)."""
+        with self._games_over_changed:
+            self._games_over_changed.wait_for(lambda: self.games_over >= games or self._stop_waiting, timeout_s)
+            return self.games_over >= games
+
+    def stop_waiting(self) -> None:
+        """Wake :meth:`wait_games_over` now (the client is gone: no game end will come)."""
+        with self._games_over_changed:
+            self._stop_waiting = True
+            self._games_over_changed.notify_all()
 
     def _show_recent(self) -> None:
         for line in self._recent:

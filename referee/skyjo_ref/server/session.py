@@ -160,7 +160,10 @@ class Session:
             if left <= 0:
                 return False
             try:
-                await asyncio.wait_for(self._changed.wait(), left)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for returns (swallowing the cancel)
+                # when the task is cancelled in the loop turn the event is set
+                async with asyncio.timeout(left):
+                    await self._changed.wait()
             except TimeoutError:
                 return self.stream is not None
         return True

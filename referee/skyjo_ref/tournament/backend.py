@@ -306,8 +306,7 @@ class RefereeBackend:
         """
         while not self.closing:
             process = worker.process
-            await process.exited.wait()
-            await asyncio.sleep(0.05)  # ManagedBot notes the fault just after it wakes us
+            await process.wait_fault(worker.recorded)  # the fault is in the list, and gave_up says if it was the last
             if self.closing:
                 return
             for fault in process.faults[worker.recorded :]:
@@ -344,8 +343,6 @@ class RefereeBackend:
                     self.failure = exc
                     return
                 continue
-            while process.exited.is_set() and not self.closing and not worker.gave_up:
-                await asyncio.sleep(0.05)
 
     def _disqualify(self, worker: _Worker) -> None:
         """Its sandbox killed every process of this bot before it ever connected: it cannot play under
