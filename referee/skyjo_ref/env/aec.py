@@ -185,7 +185,9 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
 
     def observe(self, agent: str) -> Observation:
         """``agent``'s observation and action mask (fresh arrays), built from the game without a ``View``."""
-        game = self._game()
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
         seat = self._seat_of[agent]
         observation = self._encoder.observe(game, seat)
         if seat != game.seat or game.over:

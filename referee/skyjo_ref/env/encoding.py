@@ -396,6 +396,7 @@ _DRAW_OR_TAKE_CODE: Final = _DECISION_CODES[DecisionKind.DRAW_OR_TAKE]
 _SWAP_OR_REVEAL_CODE: Final = _DECISION_CODES[DecisionKind.SWAP_OR_REVEAL]
 # offsets of the table's scalars (TABLE_FIELDS)
 _MY_TURN: Final = 4
+_UNSEEN_BASE: Final = _UNSEEN_AT + _VALUE_OFFSET  # the unseen count of value v is at _UNSEEN_BASE + v
 _HAS_HAND: Final = 5
 _HAND: Final = 6
 _HAS_DISCARD: Final = 7
@@ -507,9 +508,10 @@ class TableEncoder:
         if events is self._events and len(events) == seen:
             return
         mv = self._mv
+        u = _UNSEEN_BASE
         hand = self._hand
         if hand is not None:  # take the due seat's card out again: the buffer holds the public table
-            mv[_UNSEEN_AT + _VALUE_OFFSET + hand] += 1
+            mv[u + hand] += 1
         if events is not self._events:
             self._events = events
             self._resync(game)
@@ -522,7 +524,7 @@ class TableEncoder:
                 if kind is _EV_DRAW:
                     mv[_DRAW_SIZE] -= 1
                 elif kind is _EV_TAKE:
-                    mv[_UNSEEN_AT + _VALUE_OFFSET + event[3]] += 1
+                    mv[u + event[3]] += 1
                     discard = game.discard
                     mv[_HAS_DISCARD] = 1.0 if discard else 0.0
                     mv[_DISCARD_TOP] = discard[-1] if discard else 0
@@ -535,12 +537,12 @@ class TableEncoder:
                     if mv[p]:  # a hidden card leaves for the discard pile
                         mv[p] = 0.0
                         mv[at + _HIDDEN_COUNT_AT] -= 1
-                        mv[_UNSEEN_AT + _VALUE_OFFSET + old] -= 1
+                        mv[u + old] -= 1
                     else:  # a revealed card moves to the discard pile: still seen
                         mv[at + _REVEALED_SUM_AT] -= old
                     mv[p + 2] = value
                     mv[at + _REVEALED_SUM_AT] += value
-                    mv[_UNSEEN_AT + _VALUE_OFFSET + value] -= 1
+                    mv[u + value] -= 1
                     mv[_HAS_DISCARD] = 1.0
                     mv[_DISCARD_TOP] = old
                     mv[_DISCARD_SIZE] += 1
@@ -552,10 +554,10 @@ class TableEncoder:
                     mv[p + 2] = value
                     mv[at + _HIDDEN_COUNT_AT] -= 1
                     mv[at + _REVEALED_SUM_AT] += value
-                    mv[_UNSEEN_AT + _VALUE_OFFSET + value] -= 1
+                    mv[u + value] -= 1
                 elif kind is _EV_DISCARD:
                     value = event[3]
-                    mv[_UNSEEN_AT + _VALUE_OFFSET + value] -= 1
+                    mv[u + value] -= 1
                     mv[_HAS_DISCARD] = 1.0
                     mv[_DISCARD_TOP] = value
                     mv[_DISCARD_SIZE] += 1
@@ -592,7 +594,7 @@ class TableEncoder:
         else:
             mv[_HAS_HAND] = 1.0
             mv[_HAND] = hand
-            mv[_UNSEEN_AT + _VALUE_OFFSET + hand] -= 1
+            mv[u + hand] -= 1
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
         """``seat``'s observation vector now (a fresh array)."""
@@ -605,5 +607,5 @@ class TableEncoder:
             if hand is not None:
                 out[_HAS_HAND] = 0.0
                 out[_HAND] = 0.0
-                out[_UNSEEN_AT + _VALUE_OFFSET + hand] += 1
+                out[_UNSEEN_BASE + hand] += 1
         return out
