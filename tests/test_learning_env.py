@@ -31,6 +31,7 @@ from skyjo_ref.env import (
     field_offsets,
     observation_size,
 )
+from skyjo_ref.env.encoding import ObservationEncoder
 from skyjo_ref.env.single import default_action as env_default_action
 from skyjo_ref.match import (
     InProcessSeat,
@@ -114,6 +115,77 @@ def test_the_encoding_is_the_views_at_every_step_for_every_seat() -> None:
             env.step(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]).tolist()))
 
 
+TABLES: list[tuple[int, Rules | str]] = [
+    (2, "official"),
+    (3, "indonesian"),
+    (4, Rules(column_clear=False)),
+    (5, "french"),
+    (6, Rules(clear_on_final_reveal=False, end_score=60)),
+    (7, "slovenian"),
+    (8, "turkish"),
+]
+
+
+@pytest.mark.parametrize(("players", "rules"), TABLES)
+def test_the_fast_encoding_is_the_encoding_of_game_view_at_every_step(players: int, rules: Rules | str) -> None:
+    # observe() encodes from the engine's public events, never through a View: at every step, for
+    # every seat, it must equal encode_view(Game.view(seat)); some steps observe nobody, so the
+    # encoder also catches up over several steps (and over reshuffles, round ends, the game's end)
+    env = SkyjoEnv(players, rules)
+    rng = random.Random(players)
+    kinds: set[str] = set()
+    for game_number in range(2 if players <= 4 else 1):
+        env.reset(seed=100 * players + game_number)
+        game = env.game
+        assert game is not None
+        while True:
+            if rng.random() < 0.7 or game.over:
+                for seat, agent in enumerate(env.possible_agents):
+                    np.testing.assert_array_equal(env.observe(agent)["observation"], encode_view(game.view(seat)))
+            if game.over:
+                break
+            legal = game.legal_actions()
+            env.step(action_index(legal[rng.randrange(len(legal))]))
+        assert game.events is not None
+        kinds |= {event.kind.value for event in game.events}
+    assert {"reveal", "swap", "discard", "take", "draw", "round_end", "final_reveal"} <= kinds
+    if players == 8:  # these seeds also cover a reshuffle and a cleared column
+        assert {"reshuffle", "column_cleared"} <= kinds
+
+
+def test_the_view_fed_encoder_is_the_reference_encoding_too() -> None:
+    # ObservationEncoder (for code that has only views, such as a bot at the referee) stays exact
+    env = SkyjoEnv(3, "french")
+    env.reset(seed=11)
+    game = env.game
+    assert game is not None
+    encoder = ObservationEncoder(3, env.rules)
+    rng = random.Random(11)
+    while not game.over:
+        for seat in range(3):
+            view = game.view(seat)
+            np.testing.assert_array_equal(encoder.encode(view), encode_view(view))
+        legal = game.legal_actions()
+        env.step(action_index(legal[rng.randrange(len(legal))]))
+
+
+def test_the_fast_encoding_catches_up_after_the_events_are_drained() -> None:
+    env = SkyjoEnv(3)
+    env.reset(seed=5)
+    game = env.game
+    assert game is not None
+    rng = random.Random(5)
+    step = 0
+    while not game.over:
+        step += 1
+        if step % 50 == 0:
+            game.drain_events()  # a new events list: the encoder reads the table again
+        legal = game.legal_actions()
+        env.step(action_index(legal[rng.randrange(len(legal))]))
+        for seat, agent in enumerate(env.possible_agents):
+            np.testing.assert_array_equal(env.observe(agent)["observation"], encode_view(game.view(seat)))
+
+
 def test_fields_hold_what_the_view_says_and_no_hidden_card() -> None:
     env = SkyjoEnv(2)
     env.reset(seed=7)
@@ -143,6 +215,10 @@ def test_fields_hold_what_the_view_says_and_no_hidden_card() -> None:
     env._cache = None
     after = [env.observe(a)["observation"] for a in env.possible_agents]
     for b, a in zip(before, after):
+        np.testing.assert_array_equal(b, a)
+    env.game.drain_events()  # makes the encoder read the whole table again: still no hidden card
+    again = [env.observe(a)["observation"] for a in env.possible_agents]
+    for b, a in zip(before, again):
         np.testing.assert_array_equal(b, a)
     unseen = mine[at["unseen"][0] : at["unseen"][1]]
     assert unseen.sum() == 150 - len(env.game.discard) - 4 - 1  # 4 revealed cards, the hand

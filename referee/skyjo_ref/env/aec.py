@@ -3,8 +3,11 @@
 One episode is one whole game (rounds until a total reaches ``end_score``),
 exactly as the referee plays it: same engine, same dealer, same seeds, so a
 game played here and the same game played through the referee give the same
-``skyjo-game/1`` record (:meth:`SkyjoEnv.record`). Observations come from
-``Game.view(seat)`` only (docs/learning.md lists the fields).
+``skyjo-game/1`` record (:meth:`SkyjoEnv.record`). Observations hold exactly
+what ``Game.view(seat)`` shows (docs/learning.md lists the fields); for speed
+they are encoded from the engine's public events by
+:class:`~skyjo_ref.env.encoding.TableEncoder`, and the structured ``View`` is
+built only when :meth:`SkyjoEnv.view` asks for it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from skyjo_ref.env.encoding import (
     ACTION_INDEX,
     ACTIONS,
     NUM_ACTIONS,
-    ObservationEncoder,
+    TableEncoder,
     action_mask,
     observation_bounds,
 )
@@ -116,7 +119,9 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._encoder = ObservationEncoder(num_players, self.rules)
+        self._encoder = TableEncoder(num_players, self.rules)
+        self._no_actions = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._masks: dict[int, tuple[tuple[Action, ...], npt.NDArray[np.int8]]] = {}  # id(legal) -> (legal, mask)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -151,7 +156,6 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             game_seed = self._seeds.randrange(2**63)
         self.game_seed = game_seed
         self.game = Game(self.num_players, self.rules, dealer=SeededDealer(game_seed), players=self.players)
-        self._encoder.reset()
         self._steps = 0
         self._cache: tuple[int, int, View] | None = None  # (seat, step, view) last built
         self.agents = self.possible_agents[:]
@@ -180,8 +184,21 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         return view
 
     def observe(self, agent: str) -> Observation:
-        view = self.view(agent)
-        return {"observation": self._encoder.encode(view), "action_mask": action_mask(view.legal_actions)}
+        """``agent``'s observation and action mask (fresh arrays), built from the game without a ``View``."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
+        seat = self._seat_of[agent]
+        observation = self._encoder.observe(game, seat)
+        if seat != game.seat or game.over:
+            return {"observation": observation, "action_mask": self._no_actions.copy()}
+        legal = game.legal_actions()
+        known = self._masks.get(id(legal))  # the engine hands out a few cached tuples: look them up by identity
+        if known is None or known[0] is not legal:
+            if len(self._masks) >= 4096:
+                self._masks.clear()
+            known = self._masks[id(legal)] = (legal, action_mask(legal))
+        return {"observation": observation, "action_mask": known[1].copy()}
 
     def step(self, action: int | np.integer[Any] | None) -> None:
         agent = self.agent_selection

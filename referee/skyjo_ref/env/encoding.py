@@ -1,23 +1,28 @@
 """The fixed-size numeric observation and the discrete action enumeration.
 
-Everything here is built from a seat's :class:`~skyjo_bot.types.View` and
-nothing else, so an observation holds exactly what the referee would show
-that seat (hidden cards stay hidden). docs/learning.md lists every field.
+An observation holds exactly what the referee would show a seat (hidden
+cards stay hidden): :func:`encode_view` defines it from a seat's
+:class:`~skyjo_bot.types.View`, field by field. docs/learning.md lists every
+field.
 
 Seats are encoded in *relative* order: block 0 is the observing seat, block 1
 the seat after it (the next to play), and so on; a policy learned in one seat
 plays in any seat.
 
-Speed: a step builds one observation, so :class:`ObservationEncoder` keeps,
-per observing seat, a preallocated ``float32`` buffer and rewrites only the
-grid blocks whose :class:`~skyjo_bot.types.Grid` object changed (the engine
-keeps a grid's object until that grid changes); the returned array is a copy.
+Speed: the environment builds one observation a step, and building a
+``View`` alone costs more than the rest of a step, so :class:`TableEncoder`
+(what :class:`~skyjo_ref.env.SkyjoEnv` uses) skips it: it patches one
+preallocated ``float32`` buffer from the engine's public events and gathers
+it into the observer's order (tests check it equals ``encode_view`` at every
+step). :class:`ObservationEncoder` is the earlier, View-fed incremental
+encoder, kept for code that has only views.
 """
 
 from __future__ import annotations
 
 from array import array
-from typing import Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -27,12 +32,17 @@ from skyjo_bot.types import (
     GRID_SIZE,
     Action,
     DecisionKind,
+    Event,
+    EventKind,
     FinisherPenalty,
     Grid,
     Rules,
     SlotState,
     View,
 )
+
+if TYPE_CHECKING:
+    from skyjo_ref.rules.engine import Game
 
 # ---------------------------------------------------------------------------- actions
 
@@ -364,3 +374,238 @@ class ObservationEncoder:
                 mv[at + 2] = 1.0 if starter == s else 0.0
                 at += 3
         return self._buffers[seat].copy()
+
+
+# ------------------------------------------------------------------ the fast path: public events
+
+_EV_REVEAL: Final = EventKind.REVEAL
+_EV_FINAL_REVEAL: Final = EventKind.FINAL_REVEAL
+_EV_SWAP: Final = EventKind.SWAP
+_EV_DISCARD: Final = EventKind.DISCARD
+_EV_TAKE: Final = EventKind.TAKE
+_EV_COLUMN_CLEARED: Final = EventKind.COLUMN_CLEARED
+_EV_DRAW: Final = EventKind.DRAW
+#: events after which the whole table is read again (a few per round)
+_EV_RESYNC: Final = frozenset({EventKind.ROUND_START, EventKind.ROUND_END, EventKind.RESHUFFLE, EventKind.GAME_END})
+#: events that change only the seats' finisher and starter flags
+_EV_SEATS: Final = frozenset({EventKind.ROUND_FINISHING, EventKind.TURNS_START})
+_ENGINE_HIDDEN: Final = 0  # the engine's slot states (skyjo_ref.rules.engine): plain ints
+_ENGINE_REVEALED: Final = 1
+_ENGINE_REMOVED: Final = 2
+_DRAW_OR_TAKE_CODE: Final = _DECISION_CODES[DecisionKind.DRAW_OR_TAKE]
+_SWAP_OR_REVEAL_CODE: Final = _DECISION_CODES[DecisionKind.SWAP_OR_REVEAL]
+# offsets of the table's scalars (TABLE_FIELDS)
+_MY_TURN: Final = 4
+_UNSEEN_BASE: Final = _UNSEEN_AT + _VALUE_OFFSET  # the unseen count of value v is at _UNSEEN_BASE + v
+_HAS_HAND: Final = 5
+_HAND: Final = 6
+_HAS_DISCARD: Final = 7
+_DISCARD_TOP: Final = 8
+_DRAW_SIZE: Final = 9
+_DISCARD_SIZE: Final = 10
+_ROUND: Final = 11
+_FINISHING: Final = 12
+
+
+class TableEncoder:
+    """Observations straight from a :class:`~skyjo_ref.rules.engine.Game`, without building a ``View``.
+
+    The same vectors as ``encode_view(game.view(seat))`` (a test checks it at
+    every step of many games, presets and player counts), built from what
+    every seat sees: the engine's public events (reveals, swaps, discards,
+    takes, column clears, each with the values the table sees) patch one
+    float32 buffer laid out in seat order, and a few public counters (pile
+    sizes, decision, round, totals) are read from the game. Hidden card values
+    are never read: at a round's start, a reshuffle or the game's end the
+    table is read again, taking a slot's value only where it is revealed. The
+    card in hand goes only into the due seat's observation.
+
+    ``observe(game, seat)`` then gathers the buffer into ``seat``'s relative
+    order with one numpy ``take`` (a fresh array; the buffer is never handed out).
+    """
+
+    def __init__(self, num_players: int, rules: Rules) -> None:
+        n = self.num_players = num_players
+        self.size = observation_size(num_players)
+        self._rules = tuple(_rules_part(rules))
+        self._seat_start = TABLE_SIZE
+        self._grid_start = TABLE_SIZE + n * SEAT_SIZE
+        orders: list[npt.NDArray[np.intp]] = []
+        for seat in range(n):
+            index = list(range(TABLE_SIZE))
+            for k in range(n):
+                s = (seat + k) % n
+                index += range(TABLE_SIZE + s * SEAT_SIZE, TABLE_SIZE + (s + 1) * SEAT_SIZE)
+            for k in range(n):
+                s = (seat + k) % n
+                start = self._grid_start + s * GRID_BLOCK
+                index += range(start, start + GRID_BLOCK)
+            orders.append(np.array(index, dtype=np.intp))
+        self._orders = orders
+        self._buffer = np.zeros(self.size, dtype=np.float32)
+        self._mv = self._buffer.data.cast("B").cast("f")
+        self._events: list[Event] | None = None
+        self._seen = 0
+        self._hand: int | None = None  # the hand written into the buffer (for the due seat)
+
+    def _resync(self, game: Game) -> None:
+        """Read the whole public table again (hidden values are not read)."""
+        mv = self._mv
+        mv[_UNSEEN_AT + _NUM_VALUES : TABLE_SIZE] = array("f", self._rules)
+        unseen = [float(c) for c in _DECK]
+        discard = game.discard
+        for v in discard:
+            unseen[v + _VALUE_OFFSET] -= 1
+        at = self._grid_start
+        for seat in range(self.num_players):
+            states = game.states[seat]
+            values = game.values[seat]
+            hidden = 0
+            total = 0
+            for p in range(GRID_SIZE):
+                state = states[p]
+                if state == _ENGINE_HIDDEN:
+                    mv[at + 3 * p : at + 3 * p + 3] = array("f", (1.0, 0.0, 0.0))
+                    hidden += 1
+                elif state == _ENGINE_REMOVED:
+                    mv[at + 3 * p : at + 3 * p + 3] = array("f", (0.0, 1.0, 0.0))
+                else:
+                    value = values[p]  # revealed: public
+                    mv[at + 3 * p : at + 3 * p + 3] = array("f", (0.0, 0.0, float(value)))
+                    unseen[value + _VALUE_OFFSET] -= 1
+                    total += value
+            mv[at + _HIDDEN_COUNT_AT] = hidden
+            mv[at + _REVEALED_SUM_AT] = total
+            at += GRID_BLOCK
+        mv[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = array("f", unseen)
+        mv[_MY_TURN] = 0.0 if game.over else 1.0
+        mv[_HAS_DISCARD] = 1.0 if discard else 0.0
+        mv[_DISCARD_TOP] = discard[-1] if discard else 0
+        mv[_DRAW_SIZE] = len(game.draw_pile)
+        mv[_DISCARD_SIZE] = len(discard)
+        mv[_ROUND] = len(game.rounds) - 1
+        self._write_seats(game)
+
+    def _write_seats(self, game: Game) -> None:
+        """Totals, finisher and starter flags (they change a few times a round)."""
+        mv = self._mv
+        finisher = game.finisher
+        starter = game.starter
+        mv[_FINISHING] = 0.0 if finisher is None else 1.0
+        at = self._seat_start
+        for seat, total in enumerate(game.totals):
+            mv[at] = total
+            mv[at + 1] = 1.0 if finisher == seat else 0.0
+            mv[at + 2] = 1.0 if starter == seat else 0.0
+            at += SEAT_SIZE
+
+    def sync(self, game: Game) -> None:
+        """Bring the buffer up to date with ``game``: the events since the last call, then the hand."""
+        events = game.events
+        if events is None:
+            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+        seen = self._seen
+        if events is self._events and len(events) == seen:
+            return
+        mv = self._mv
+        u = _UNSEEN_BASE
+        hand = self._hand
+        if hand is not None:  # take the due seat's card out again: the buffer holds the public table
+            mv[u + hand] += 1
+        if events is not self._events:
+            self._events = events
+            self._resync(game)
+        else:
+            resync = False
+            grid_start = self._grid_start
+            fresh: Sequence[tuple[Any, ...]] = events[seen:]  # plain tuples: each kind sets the fields it names
+            for event in fresh:
+                kind = event[0]
+                if kind is _EV_DRAW:
+                    mv[_DRAW_SIZE] -= 1
+                elif kind is _EV_TAKE:
+                    mv[u + event[3]] += 1
+                    discard = game.discard
+                    mv[_HAS_DISCARD] = 1.0 if discard else 0.0
+                    mv[_DISCARD_TOP] = discard[-1] if discard else 0
+                    mv[_DISCARD_SIZE] -= 1
+                elif kind is _EV_SWAP:
+                    at = grid_start + event[1] * GRID_BLOCK
+                    value = event[3]
+                    old = event[4]
+                    p = at + 3 * event[2]
+                    if mv[p]:  # a hidden card leaves for the discard pile
+                        mv[p] = 0.0
+                        mv[at + _HIDDEN_COUNT_AT] -= 1
+                        mv[u + old] -= 1
+                    else:  # a revealed card moves to the discard pile: still seen
+                        mv[at + _REVEALED_SUM_AT] -= old
+                    mv[p + 2] = value
+                    mv[at + _REVEALED_SUM_AT] += value
+                    mv[u + value] -= 1
+                    mv[_HAS_DISCARD] = 1.0
+                    mv[_DISCARD_TOP] = old
+                    mv[_DISCARD_SIZE] += 1
+                elif kind is _EV_REVEAL or kind is _EV_FINAL_REVEAL:
+                    at = grid_start + event[1] * GRID_BLOCK
+                    value = event[3]
+                    p = at + 3 * event[2]
+                    mv[p] = 0.0
+                    mv[p + 2] = value
+                    mv[at + _HIDDEN_COUNT_AT] -= 1
+                    mv[at + _REVEALED_SUM_AT] += value
+                    mv[u + value] -= 1
+                elif kind is _EV_DISCARD:
+                    value = event[3]
+                    mv[u + value] -= 1
+                    mv[_HAS_DISCARD] = 1.0
+                    mv[_DISCARD_TOP] = value
+                    mv[_DISCARD_SIZE] += 1
+                elif kind is _EV_COLUMN_CLEARED:
+                    at = grid_start + event[1] * GRID_BLOCK
+                    value = event[3]
+                    p = at + 3 * event[2]
+                    for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
+                        mv[q + 1] = 1.0
+                        mv[q + 2] = 0.0
+                    mv[at + _REVEALED_SUM_AT] -= 3 * value
+                    mv[_HAS_DISCARD] = 1.0
+                    mv[_DISCARD_TOP] = value
+                    mv[_DISCARD_SIZE] += 3
+                elif kind in _EV_SEATS:
+                    self._write_seats(game)
+                elif kind in _EV_RESYNC:
+                    resync = True
+            if resync:
+                self._resync(game)
+        self._seen = len(events)
+        # the decision, then the due seat's card in hand (it alone sees it)
+        decision = game.decision
+        if decision is DecisionKind.DRAW_OR_TAKE:
+            mv[0:4] = _DRAW_OR_TAKE_CODE
+        elif decision is DecisionKind.SWAP_OR_REVEAL:
+            mv[0:4] = _SWAP_OR_REVEAL_CODE
+        else:
+            mv[0:4] = _DECISION_CODES[decision]
+        hand = self._hand = game.hand
+        if hand is None:
+            mv[_HAS_HAND] = 0.0
+            mv[_HAND] = 0.0
+        else:
+            mv[_HAS_HAND] = 1.0
+            mv[_HAND] = hand
+            mv[u + hand] -= 1
+
+    def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
+        """``seat``'s observation vector now (a fresh array)."""
+        self.sync(game)
+        # seat 0's order is the buffer's own; a copy is cheaper than a gather
+        out: npt.NDArray[np.float32] = self._buffer.copy() if seat == 0 else self._buffer[self._orders[seat]]
+        if seat != game.seat or game.over:  # not the due seat: no turn, no card in hand
+            out[_MY_TURN] = 0.0
+            hand = self._hand
+            if hand is not None:
+                out[_HAS_HAND] = 0.0
+                out[_HAND] = 0.0
+                out[_UNSEEN_BASE + hand] += 1
+        return out
