@@ -155,7 +155,11 @@ class MatchServiceServicer:
     """
 
     def IssueToken(self, request, context):
-        """IssueToken creates a bot token for a seat-holder that will connect by itself.
+        """IssueToken returns a bot token for a seat-holder that will connect by itself: the
+        token the referee was configured with for that name (`serve --token NAME=TOKEN`, or
+        the config's `tokens`), so a bot already started with it plays; otherwise a new one,
+        which the referee forgets once it can no longer be used (docs/referee.md, "Issued
+        tokens are released").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
