@@ -25,6 +25,7 @@ from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
 from skyjo_ref.cli.gate_view import PLAIN_EVERY_GAMES, PLAIN_EVERY_S, GateProgress, final_lines, markdown
+from skyjo_ref.cli.markdown import MarkdownOption
 from skyjo_ref.cli.options import check_json_target, rules_from_cli, time_control_from_cli, write_json
 from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
@@ -145,10 +146,7 @@ def gate(
     json_file: Annotated[
         Path | None, typer.Option("--json", metavar="FILE", help="Write the result as JSON ('-': stdout, alone).")
     ] = None,
-    markdown_file: Annotated[
-        Path | None,
-        typer.Option("--markdown", metavar="FILE", help='Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY").'),
-    ] = None,
+    markdown_file: MarkdownOption = None,
     plain: Annotated[bool, typer.Option("--plain", help="Plain progress lines even on a terminal.")] = False,
     fail_on: FailOnOption = None,
     progress_every: Annotated[

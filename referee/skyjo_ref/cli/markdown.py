@@ -18,11 +18,23 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, Final
+
+import typer
 
 from skyjo_ref.cli import errors
 from skyjo_ref.tournament.incidents import BotIncidents
 from skyjo_ref.tournament.tables import Tables
+
+#: ``--markdown FILE`` as every command that writes a summary takes it.
+MarkdownOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--markdown",
+        metavar="FILE",
+        help='Write a Markdown summary (appended when FILE is "$GITHUB_STEP_SUMMARY"; -: stdout).',
+    ),
+]
 
 #: GitHub's step summary holds at most 1 MiB (per step).
 MARKDOWN_LIMIT: Final = 1024 * 1024

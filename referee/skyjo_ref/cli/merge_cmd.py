@@ -15,7 +15,7 @@ from rich.console import Console
 
 from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
-from skyjo_ref.cli.markdown import check_markdown_target
+from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
 from skyjo_ref.cli.tournament_cmd import store_tables
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.shard import ShardError, merge
@@ -32,14 +32,7 @@ def merge_command(
         list[Path],
         typer.Argument(metavar="STORE...", help="Output folders of the shards to merge.", show_default=False),
     ],
-    markdown_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--markdown",
-            metavar="FILE",
-            help='Write the merged tables as a Markdown summary (appended when FILE is "$GITHUB_STEP_SUMMARY").',
-        ),
-    ] = None,
+    markdown_file: MarkdownOption = None,
     fail_on: FailOnOption = None,
 ) -> None:
     """Merge shard stores (and their game records) into OUT; a game stored in two shards is kept once.

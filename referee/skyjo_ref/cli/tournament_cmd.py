@@ -22,7 +22,7 @@ from rich.console import Console
 
 from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
-from skyjo_ref.cli.markdown import check_markdown_target
+from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
 from skyjo_ref.cli.options import check_json_target, table_console, write_json
 from skyjo_ref.cli.tournament_view import (
     PROGRESS_EVERY_GAMES,
@@ -98,14 +98,7 @@ def tournament(
             help="Play shard I of N (whole duplicate blocks) into its own folder; 'merge' joins the shards.",
         ),
     ] = None,
-    markdown_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--markdown",
-            metavar="FILE",
-            help='Write a Markdown summary (appended when FILE is "$GITHUB_STEP_SUMMARY"; -: stdout).',
-        ),
-    ] = None,
+    markdown_file: MarkdownOption = None,
     fail_on: FailOnOption = None,
     progress_every: Annotated[
         int,
@@ -409,14 +402,7 @@ def ratings(
     bootstrap: Annotated[
         int | None, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")
     ] = None,
-    markdown_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--markdown",
-            metavar="FILE",
-            help='Write a Markdown summary (appended when FILE is "$GITHUB_STEP_SUMMARY"; -: stdout).',
-        ),
-    ] = None,
+    markdown_file: MarkdownOption = None,
     fail_on: FailOnOption = None,
 ) -> None:
     """Print a tournament's tables from its results store, without playing."""
