@@ -212,3 +212,34 @@ def test_ctrl_c_exits_130_and_writes_json(tmp_path: Path) -> None:
     assert "Traceback" not in err and "interrupted: finished games are kept in g" in " ".join(err.split())
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["exit_code"] == 130 and data["stopped"] == "interrupted" and data["stored_games"] >= 2
+
+
+def test_in_process_reaches_the_verdict_of_bot_processes_and_keeps_prints_off_stdout(tmp_path: Path) -> None:
+    """--in-process plays the same games (same verdict, same counts); a bot's print() goes to stderr."""
+    noisy = tmp_path / "noisy.py"
+    source = Path(MINIMAL).read_text(encoding="utf-8")
+    noisy.write_text(source.replace("    def decide(", "    def _quiet(", 1) + NOISY_DECIDE, encoding="utf-8")
+    args = (str(noisy), "greedy", "--elo0", "-300", "--elo1", "-150", *SHORT)
+    over_grpc = gate(*args, "--out", "grpc", "--json", "grpc.json", cwd=tmp_path)
+    assert over_grpc.returncode == 0, over_grpc.stderr
+    local = gate(*args, "--in-process", "--out", "local", "--json", "-", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    ran_local = json.loads(local.stdout)  # stdout is the JSON alone: the bot's prints went elsewhere
+    ran_grpc = json.loads((tmp_path / "grpc.json").read_text())
+    for key in ("verdict", "games", "pentanomial", "llr"):
+        assert ran_local[key] == ran_grpc[key], key
+    assert "deciding" in local.stderr
+
+
+#: A decide that prints and then plays as the minimal bot does (appended to its class).
+NOISY_DECIDE = """
+    def decide(self, view):
+        print("deciding")
+        return self._quiet(view)
+"""
+
+
+def test_in_process_cannot_run_on_dask_workers(tmp_path: Path) -> None:
+    result = gate(MINIMAL, "greedy", "--in-process", "--executor", "processes:1", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "--in-process" in result.stderr and "--executor" in result.stderr

@@ -8,9 +8,11 @@ was struck or crashed; 2 bad input; 3 could not finish; 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,11 +52,15 @@ def register(app: typer.Typer) -> None:
     app.command("gate")(gate)
 
 
-def _spec(text: str, role: str) -> BotSpec:
+def _spec(text: str, role: str, in_process: bool) -> BotSpec:
+    """The bot ``text`` names; with ``in_process`` a Python bot plays inside this process (same games,
+    same verdict: ``in_process`` is not part of the gate's fingerprint)."""
     try:
         spec = parse_bot_spec(text)
     except BotSpecError as exc:
         raise errors.UserError(f"{role}: {exc}") from None
+    if in_process and spec.kind == "python":
+        spec = dataclasses.replace(spec, in_process=True)
     if spec.kind == "remote":
         raise errors.UserError(
             f"{role} {text!r}: the gate starts its bots itself; remote bots are not supported yet: "
@@ -175,6 +181,14 @@ def gate(
             "tcp://HOST:PORT (a Dask scheduler); see docs/scale-out.md.",
         ),
     ] = None,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            "--in-process",
+            help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
+            "(no isolation: such a bot can read the referee's memory). The time control still holds.",
+        ),
+    ] = False,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -185,7 +199,7 @@ def gate(
     stderr = Console(stderr=True, soft_wrap=True)
     json_stdout = json_file is not None and str(json_file) == "-"
     stdout = stderr if json_stdout else Console(soft_wrap=True)
-    cand, base = _spec(candidate, "candidate"), _spec(baseline, "baseline")
+    cand, base = _spec(candidate, "candidate", in_process), _spec(baseline, "baseline", in_process)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
@@ -223,6 +237,10 @@ def gate(
         shard=shard,
     )
     backend, spec = _backend(executor_text, spec)
+    if in_process and backend is not None:
+        raise errors.UserError(
+            f"--in-process plays Python bots inside this process: it cannot be combined with --executor {executor_text}"
+        )
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
@@ -236,7 +254,9 @@ def gate(
 
     try:
         try:
-            result = _run(spec, store, on_update, observer, backend)
+            # an in-process bot's print() must not land among the verdict lines or in `--json -`
+            with contextlib.redirect_stdout(sys.stderr) if in_process else contextlib.nullcontext():
+                result = _run(spec, store, on_update, observer, backend)
         finally:
             progress.stop()
     except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as for tournaments
