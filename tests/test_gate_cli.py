@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_tournament_run import child_pids, stored_count
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "python" / "minimal_bot.py")
@@ -53,30 +54,6 @@ def store_info(folder: Path) -> dict[str, Any]:
     with sqlite3.connect(folder / "results.sqlite") as conn:
         row = conn.execute("SELECT value FROM meta WHERE key = 'info.gate'").fetchone()
     return dict(json.loads(row[0]))
-
-
-def stored_count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
-def child_pids(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def test_a_weaker_candidate_is_rejected_with_exit_1_json_markdown_and_store_info(tmp_path: Path) -> None:
