@@ -67,6 +67,8 @@ PREFETCH: Final = 2
 #: Games in one task: a task's round trip (client, scheduler, worker, back) costs milliseconds of CPU and,
 #: on a loaded machine, tens of milliseconds of waiting; a batch pays it once for several games.
 BATCH: Final = 4
+#: How long the coordinator waits for the workers to close their rooms at the end.
+CLOSE_TIMEOUT_S: Final = 30.0
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
 SETUP_SAMPLE: Final = 512
 
@@ -442,8 +444,10 @@ class DaskBackend:
                 )
                 self.lost.set()
                 return
-            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-                await asyncio.wait_for(self.lost.wait(), WATCH_INTERVAL_S)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that races its timeout
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WATCH_INTERVAL_S):
+                    await self.lost.wait()
             if self.lost.is_set():
                 return
 
@@ -454,8 +458,9 @@ class DaskBackend:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.failure is None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.client.run(close_rooms, self.digest), 30)
+            with contextlib.suppress(Exception):  # TimeoutError included: a worker that hangs is left to its reaper
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await self.client.run(close_rooms, self.digest)
 
 
 def _import_distributed() -> Any:
