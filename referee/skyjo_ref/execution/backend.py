@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Sequence
@@ -34,7 +35,16 @@ from typing import Any, Final
 from skyjo_bot.loader import BotSpecError as LoaderError
 from skyjo_bot.loader import load_bot
 
-from skyjo_ref.execution.types import BotCannotRun, FaultLog, GameId, Notes, RoomConfig, RunUnfinished
+from skyjo_ref.execution.types import (
+    BotCannotRun,
+    FaultLog,
+    GameId,
+    GameSeed,
+    MatchSlice,
+    Notes,
+    RoomConfig,
+    RunUnfinished,
+)
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
@@ -140,8 +150,8 @@ class RefereeBackend:
                 return False
         return True
 
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
-        """Play ``game`` (seats in order) on the referee and return its record."""
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: GameSeed, game: GameId) -> dict[str, Any]:
+        """Play ``game`` (seats in order; a :class:`MatchSlice`: in the match's slot order) and return its record."""
         held: list[_Worker] = []
         local: list[tuple[str, str]] = []  # in-process bots' (name, token) held for this game
         remotes = {name for name, entry in seats if entry.kind == "remote"}
@@ -163,8 +173,10 @@ class RefereeBackend:
                 for name, entry in seats
             )
             spec = MatchSpec(
-                seats=specs, rules=self.config.rules, time_control=self.config.time_control, games=1, seed=seed
+                seats=specs, rules=self.config.rules, time_control=self.config.time_control, games=1, seed=str(seed)
             )
+            if isinstance(seed, MatchSlice):  # game ``seed.game`` of a match with rotating seats, as in the whole
+                spec = dataclasses.replace(spec, seed=seed.seed, rotate_seats=True, first_game=seed.game)
             record = await self._play_match(spec, game)
             self._check_connected(record, game, seats)
             self.connected_once.update(name for name, entry in seats if entry.kind != "builtin")

@@ -50,6 +50,7 @@ from skyjo_ref.execution.types import (
     FaultList,
     FaultLog,
     GameId,
+    GameSeed,
     Notes,
     QuietNotes,
     RefereeConfig,
@@ -87,7 +88,7 @@ class GameJob:
     digest: str  # which room on the worker
     slots: int  # games at once on one worker
     seats: tuple[tuple[str, BotSpec], ...]
-    seed: str
+    seed: GameSeed
     game: GameId
 
 
@@ -345,7 +346,7 @@ class DaskBackend:
     def ready(self, game: GameId) -> bool:
         return True  # the scheduler queues what no worker can take yet
 
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: GameSeed, game: GameId) -> dict[str, Any]:
         """Send ``game`` to a worker (in a batch); return its record when it comes back."""
         if self.failure is not None:
             raise self.failure

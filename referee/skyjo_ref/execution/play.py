@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
-from skyjo_ref.execution.types import FaultLog, GameId, Notes, RoomConfig
+from skyjo_ref.execution.types import FaultLog, GameId, GameSeed, Notes, RoomConfig
 from skyjo_ref.players import BotSpec
 
 #: How far down the schedule a free slot looks for a game whose bots have an idle process.
@@ -46,7 +46,7 @@ class Referee(Protocol):
 
     def ready(self, game: GameId) -> bool: ...
 
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]: ...
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: GameSeed, game: GameId) -> dict[str, Any]: ...
 
 
 class GameBackend(Protocol):
@@ -58,7 +58,7 @@ class GameBackend(Protocol):
     def ready(self, game: GameId) -> bool:
         """Whether ``game`` can start now without starting a new bot process."""
 
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]: ...
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: GameSeed, game: GameId) -> dict[str, Any]: ...
 
     async def aclose(self) -> None: ...
 
@@ -73,7 +73,7 @@ async def play_games(
     store: GameWriter[Stored],
     *,
     seats_of: SeatsOf,
-    seed_of: Callable[[GameId], str],
+    seed_of: Callable[[GameId], GameSeed],
     concurrency: int,
     on_game: OnGame[Stored],
     stop: Callable[[], bool] | None = None,
@@ -98,7 +98,7 @@ async def play_games(
             started = time.monotonic()
             record = await referee.play(seats_of(game), seed, game)
             # off the event loop: a disk flush must not stall the referee's clocks
-            stored = await asyncio.to_thread(store.add_game, game, seed, record, time.monotonic() - started)
+            stored = await asyncio.to_thread(store.add_game, game, str(seed), record, time.monotonic() - started)
             finished += 1
             on_game(stored, record)
 

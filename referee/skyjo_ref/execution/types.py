@@ -63,6 +63,26 @@ class GameId:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchSlice:
+    """Game ``game`` of the match with seed ``seed`` (seats rotating), played on its own.
+
+    A game's seed is usually a match seed of its own (a tournament's deal); a
+    slice instead plays one game of a larger match exactly as the whole match
+    would (``MatchSpec.first_game``), so ``match --executor`` equals ``local``.
+    """
+
+    seed: str
+    game: int
+
+    def __str__(self) -> str:
+        return f"{self.seed}#{self.game}"
+
+
+#: How a game is seeded: its own match seed, or a slice of a match.
+GameSeed = str | MatchSlice
+
+
+@dataclass(frozen=True, slots=True)
 class RefereeConfig:
     """Where games are played: an in-process referee (``listen``) or a running one (``address``)."""
 
