@@ -118,3 +118,34 @@ def test_what_cannot_run_on_dask_workers_is_refused_in_one_line(tmp_path: Path) 
     assert "every Dask worker runs its own referee; --referee works only with --executor local" in referee.stderr
     bad = match("random", "greedy", "--executor", "cluster", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --executor: 'cluster': expected 'local'")
+
+
+def test_gate_in_process_on_dask_workers_reaches_the_local_verdict(tmp_path: Path, scheduler: str) -> None:
+    """gate --in-process with a Dask executor: the Python bot plays inside each worker's process."""
+    args = (
+        MINIMAL,
+        "greedy",
+        "--elo0",
+        "-300",
+        "--elo1",
+        "-150",
+        "--option",
+        "end_score=30",
+        "-j",
+        "2",
+        "--in-process",
+    )
+    runs = {}
+    for name, extra in (("local", ()), ("dask", ("--executor", scheduler))):
+        done = subprocess.run(
+            [sys.executable, "-m", "skyjo_ref", "gate", *args, *extra, "--out", name, "--json", f"{name}.json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=110,
+        )
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert runs["local"]["verdict"] == "accepted"
+    for key in ("verdict", "games", "llr", "pentanomial", "history", "elo", "elo_ci"):
+        assert runs["dask"][key] == runs["local"][key], key

@@ -187,7 +187,8 @@ def gate(
         typer.Option(
             "--in-process",
             help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds.",
+            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
+            "With a Dask --executor: inside each worker's process.",
         ),
     ] = False,
 ) -> None:
@@ -237,11 +238,7 @@ def gate(
         luck=luck_adjust,
         shard=shard,
     )
-    backend, spec = _backend(executor_text, spec)
-    if in_process and backend is not None:
-        raise errors.UserError(
-            f"--in-process plays Python bots inside this process: it cannot be combined with --executor {executor_text}"
-        )
+    backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)

@@ -110,7 +110,8 @@ def match(
         typer.Option(
             "--in-process",
             help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds.",
+            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
+            "With a Dask --executor: inside each worker's process.",
         ),
     ] = False,
     concurrency: Annotated[
