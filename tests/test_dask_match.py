@@ -116,6 +116,8 @@ def test_what_cannot_run_on_dask_workers_is_refused_in_one_line(tmp_path: Path) 
     )
     assert referee.returncode == 2
     assert "every Dask worker runs its own referee; --referee works only with --executor local" in referee.stderr
+    logs = match("random", "greedy", "--executor", "processes", "--logs", "logs", cwd=tmp_path)
+    assert logs.returncode == 2 and "--logs works only with --executor local" in logs.stderr
     bad = match("random", "greedy", "--executor", "cluster", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --executor: 'cluster': expected 'local'")
 

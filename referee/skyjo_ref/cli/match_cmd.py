@@ -42,6 +42,8 @@ from skyjo_ref.server.lineup import (
 )
 
 _DEFAULT_TC = TimeControl()
+#: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
+DASK_CONNECT_TIMEOUT_S = 30.0
 
 
 def register(app: typer.Typer) -> None:
@@ -103,7 +105,13 @@ def match(
     ] = None,
     connect_timeout: Annotated[
         float,
-        typer.Option("--connect-timeout", metavar="SECONDS", min=1, help="How long a remote:NAME bot has to connect."),
+        typer.Option(
+            "--connect-timeout",
+            metavar="SECONDS",
+            min=1,
+            help="How long a remote:NAME bot has to connect (with --executor: bot processes and the first worker; "
+            "default there 30).",
+        ),
     ] = REMOTE_CONNECT_TIMEOUT_S,
     in_process: Annotated[
         bool,
@@ -158,7 +166,7 @@ def match(
         except OSError as exc:
             raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
 
-    executor = _executor(executor_text, referee)
+    executor = _executor(executor_text, referee, logs)
     if not executor.is_local:
         seed = seed or new_seed()  # every worker plays its games of the same match
     log_dir = None
@@ -237,8 +245,9 @@ def match(
         raise errors.Unfinished(stopped)
 
 
-def _executor(text: str | None, referee: str | None) -> Executor:
-    """``--executor``, checked: a Dask executor runs a referee per worker, so it cannot use ``--referee``."""
+def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:
+    """``--executor``, checked: a Dask executor runs a referee and the bot processes per worker, so it cannot use
+    ``--referee``, and the bots' output stays on the workers (no ``--logs``)."""
     if text is None:
         return Executor()
     try:
@@ -248,6 +257,11 @@ def _executor(text: str | None, referee: str | None) -> Executor:
     if not executor.is_local and referee is not None:
         raise errors.UserError(
             f"--executor {text}: every Dask worker runs its own referee; --referee works only with --executor local"
+        )
+    if not executor.is_local and logs is not None:
+        raise errors.UserError(
+            f"--executor {text}: bot processes run on the Dask workers and keep their output there "
+            "(skyjo-ref-worker-* folders); --logs works only with --executor local"
         )
     return executor
 
@@ -273,7 +287,8 @@ async def _play_on_dask(
         lineup,
         rules=rules,
         time_control=tc,
-        connect_timeout_s=connect_timeout,
+        # the tournament's default unless given: how long bot processes, and the first worker, have to connect
+        connect_timeout_s=DASK_CONNECT_TIMEOUT_S if connect_timeout == REMOTE_CONNECT_TIMEOUT_S else connect_timeout,
         output=Path(tempfile.gettempdir()),
         in_process=in_process,
     )
