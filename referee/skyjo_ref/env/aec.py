@@ -25,10 +25,11 @@ from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Action, IllegalActionError
 from skyjo_ref.env.encoding import (
     ACTION_INDEX,
     ACTIONS,
+    MASK_CACHE_SIZE,
     NUM_ACTIONS,
     TableEncoder,
-    action_mask,
     observation_bounds,
+    shared_action_mask,
 )
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules.engine import Game, SeededDealer
@@ -37,6 +38,7 @@ RENDER_MODES: Final = ("human", "ansi")
 RewardKind = Literal["score", "relative", "rank"]
 REWARDS: Final[tuple[RewardKind, ...]] = ("score", "relative", "rank")
 Observation = dict[str, npt.NDArray[Any]]
+_NO_ACTIONS: Final = shared_action_mask(())  # the mask of a seat with no decision due
 
 
 def agent_name(seat: int) -> str:
@@ -120,7 +122,6 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = TableEncoder(num_players, self.rules)
-        self._no_actions = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._masks: dict[int, tuple[tuple[Action, ...], npt.NDArray[np.int8]]] = {}  # id(legal) -> (legal, mask)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
@@ -184,45 +185,52 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         return view
 
     def observe(self, agent: str) -> Observation:
-        """``agent``'s observation and action mask (fresh arrays), built from the game without a ``View``."""
+        """``agent``'s observation (a fresh array) and action mask (a shared read-only array), without a ``View``."""
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before using the environment")
         seat = self._seat_of[agent]
         observation = self._encoder.observe(game, seat)
         if seat != game.seat or game.over:
-            return {"observation": observation, "action_mask": self._no_actions.copy()}
+            return {"observation": observation, "action_mask": _NO_ACTIONS}
         legal = game.legal_actions()
         known = self._masks.get(id(legal))  # the engine hands out a few cached tuples: look them up by identity
         if known is None or known[0] is not legal:
-            if len(self._masks) >= 4096:
+            if len(self._masks) >= MASK_CACHE_SIZE:
                 self._masks.clear()
-            known = self._masks[id(legal)] = (legal, action_mask(legal))
-        return {"observation": observation, "action_mask": known[1].copy()}
+            known = self._masks[id(legal)] = (legal, shared_action_mask(legal))
+        return {"observation": observation, "action_mask": known[1]}
 
     def step(self, action: int | np.integer[Any] | None) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self._game()
-        if action is None:
-            raise IllegalActionError(f"{agent}: action None is only for a finished agent; expected 0-{NUM_ACTIONS - 1}")
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
         try:
-            chosen = ACTIONS[action]
+            chosen = ACTIONS[action]  # type: ignore[index]  # None and other types raise TypeError
+            if action < 0:  # type: ignore[operator]  # ACTIONS[-1] exists, action -1 does not
+                raise IndexError
         except (IndexError, TypeError):
+            if action is None:
+                raise IllegalActionError(
+                    f"{agent}: action None is only for a finished agent; expected 0-{NUM_ACTIONS - 1}"
+                ) from None
             raise IllegalActionError(
                 f"{agent}: action {action!r} is not an action index: expected an integer 0-{NUM_ACTIONS - 1}"
             ) from None
-        rounds = len(game.rounds)
+        rounds = game.rounds
+        played = len(rounds)
         game.apply(chosen)  # IllegalActionError (a ValueError) when the mask says 0: nothing changes
         self._steps += 1
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewarded = False
-        if game.over or len(game.rounds) != rounds:
-            self._reward_round(game, rounds - 1)
+        if game.over or len(rounds) != played:
+            self._reward_round(game, played - 1)
         if game.over:
             self.terminations = dict.fromkeys(self.agents, True)
         elif self.max_steps is not None and self._steps >= self.max_steps:
