@@ -122,7 +122,8 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = TableEncoder(num_players, self.rules)
-        self._masks: dict[int, tuple[tuple[Action, ...], npt.NDArray[np.int8]]] = {}  # id(legal) -> (legal, mask)
+        self._masks: dict[int, npt.NDArray[np.int8]] = {}  # id(legal) -> its read-only mask
+        self._mask_keys: list[tuple[Action, ...]] = []  # the legal tuples of _masks, kept alive
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -157,8 +158,10 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             game_seed = self._seeds.randrange(2**63)
         self.game_seed = game_seed
         self.game = Game(self.num_players, self.rules, dealer=SeededDealer(game_seed), players=self.players)
-        self._steps = 0
-        self._cache: tuple[int, int, View] | None = None  # (seat, step, view) last built
+        self._steps = 0  # counted only under max_steps
+        self._finished = False  # every agent terminated or truncated
+        self._plain = self.max_steps is None and self.render_mode != "human"  # no step counting, no printing
+        self._cache: tuple[int, list[Any] | None, int, View] | None = None  # (seat, events, len(events), view)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -178,32 +181,46 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         game = self._game()
         seat = self._seat_of[agent]
         cache = self._cache
-        if cache is not None and cache[0] == seat and cache[1] == self._steps:
-            return cache[2]
+        events = game.events  # every step adds events: their count tells whether the game moved on
+        count = 0 if events is None else len(events)
+        if cache is not None and cache[0] == seat and cache[1] is events and cache[2] == count:
+            return cache[3]
         view = game.view(seat)
-        self._cache = (seat, self._steps, view)
+        self._cache = (seat, events, count, view)
         return view
 
     def observe(self, agent: str) -> Observation:
-        """``agent``'s observation (a fresh array) and action mask (a shared read-only array), without a ``View``."""
+        """``agent``'s observation (a fresh array) and action mask (a shared read-only array), without a ``View``.
+
+        The hot path of training: :meth:`TableEncoder.observe` written out here
+        (catch up with the game's events, gather the buffer into the seat's order).
+        """
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before using the environment")
         seat = self._seat_of[agent]
-        observation = self._encoder.observe(game, seat)
+        encoder = self._encoder
+        events = game.events
+        if events is not encoder._events or len(events) != encoder._seen:
+            encoder._catch_up(game, events)
+        order = encoder._orders[seat]
+        observation = encoder._buffer.copy() if order is None else encoder._buffer[order]
         if seat != game.seat or game.over:
+            encoder.hide_turn(observation)
             return {"observation": observation, "action_mask": _NO_ACTIONS}
         legal = game.legal_actions()
-        known = self._masks.get(id(legal))  # the engine hands out a few cached tuples: look them up by identity
-        if known is None or known[0] is not legal:
+        mask = self._masks.get(id(legal))  # the engine hands out cached tuples: look them up by identity
+        if mask is None:
             if len(self._masks) >= MASK_CACHE_SIZE:
                 self._masks.clear()
-            known = self._masks[id(legal)] = (legal, shared_action_mask(legal))
-        return {"observation": observation, "action_mask": known[1]}
+                self._mask_keys.clear()
+            mask = self._masks[id(legal)] = shared_action_mask(legal)
+            self._mask_keys.append(legal)  # keeps the tuple alive, so its id is never another's
+        return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int | np.integer[Any] | None) -> None:
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        if self._finished:
             self._was_dead_step(action)
             return
         game = self.game
@@ -224,8 +241,10 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         rounds = game.rounds
         played = len(rounds)
         game.apply(chosen)  # IllegalActionError (a ValueError) when the mask says 0: nothing changes
-        self._steps += 1
         self._cumulative_rewards[agent] = 0.0
+        if self._plain and not self._rewarded and not game.over and len(rounds) == played:
+            self.agent_selection = self.possible_agents[game.seat]  # most steps: the next decision's agent
+            return
         if self._rewarded:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewarded = False
@@ -233,14 +252,21 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             self._reward_round(game, played - 1)
         if game.over:
             self.terminations = dict.fromkeys(self.agents, True)
-        elif self.max_steps is not None and self._steps >= self.max_steps:
+            self._finished = True
+        elif self.max_steps is not None and self._count_step():
             self.truncations = dict.fromkeys(self.agents, True)
+            self._finished = True
         else:
             self.agent_selection = self.possible_agents[game.seat]
         if self._rewarded:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _count_step(self) -> bool:
+        """Count a step under ``max_steps``: True when the game is to be truncated."""
+        self._steps += 1
+        return self.max_steps is not None and self._steps >= self.max_steps
 
     def _reward_round(self, game: Game, index: int) -> None:
         n = self.num_players

@@ -539,9 +539,9 @@ class TableEncoder:
         comes with an event that reads the table again. Only a drawn card's
         value is read, from ``game.hand``, once no later event placed it.
         """
-        if events is None:
-            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
         if events is not self._events:
+            if events is None:
+                raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
             self._events = events
             self._seen = len(events)
             self._resync(game)
@@ -592,8 +592,11 @@ class TableEncoder:
                 discard = game.discard
                 mv[_HAS_HAND] = 1.0
                 mv[_HAND] = value
-                mv[_HAS_DISCARD] = 1.0 if discard else 0.0
-                mv[_DISCARD_TOP] = discard[-1] if discard else 0
+                if discard:
+                    mv[_DISCARD_TOP] = discard[-1]
+                else:
+                    mv[_HAS_DISCARD] = 0.0
+                    mv[_DISCARD_TOP] = 0.0
                 mv[_DISCARD_SIZE] -= 1
                 mv[_DECISION_DRAW_OR_TAKE] = 0.0
                 mv[_DECISION_SWAP_AFTER_TAKE] = 1.0
@@ -651,17 +654,21 @@ class TableEncoder:
         self._hand = held
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
-        """``seat``'s observation vector now (a fresh array)."""
+        """``seat``'s observation vector now (a fresh array); :meth:`SkyjoEnv.observe` does the same inline."""
         events = game.events
         if events is not self._events or len(events) != self._seen:
             self._catch_up(game, events)
         order = self._orders[seat]
         out: npt.NDArray[np.float32] = self._buffer.copy() if order is None else self._buffer[order]
-        if seat != game.seat or game.over:  # not the due seat: no turn, no card in hand
-            out[_MY_TURN] = 0.0
-            hand = self._hand
-            if hand is not None:
-                out[_HAS_HAND] = 0.0
-                out[_HAND] = 0.0
-                out[_UNSEEN_BASE + hand] += 1
+        if seat != game.seat or game.over:
+            self.hide_turn(out)
         return out
+
+    def hide_turn(self, out: npt.NDArray[np.float32]) -> None:
+        """Make ``out`` (a copy of the buffer) a seat's whose decision is not due: no turn, no card in hand."""
+        out[_MY_TURN] = 0.0
+        hand = self._hand
+        if hand is not None:
+            out[_HAS_HAND] = 0.0
+            out[_HAND] = 0.0
+            out[_UNSEEN_BASE + hand] += 1
