@@ -39,6 +39,10 @@ RewardKind = Literal["score", "relative", "rank"]
 REWARDS: Final[tuple[RewardKind, ...]] = ("score", "relative", "rank")
 Observation = dict[str, npt.NDArray[Any]]
 _NO_ACTIONS: Final = shared_action_mask(())  # the mask of a seat with no decision due
+#: id(legal tuple) -> its mask, for every environment: the engine's legal tuples are cached (one per
+#: decision and grid), so after a warm-up a mask costs one dict lookup instead of hashing the tuple.
+_MASK_OF_LEGAL: dict[int, npt.NDArray[np.int8]] = {}
+_LEGAL_KEPT: list[tuple[Action, ...]] = []  # the tuples of _MASK_OF_LEGAL, kept alive
 
 
 def agent_name(seat: int) -> str:
@@ -122,8 +126,6 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = TableEncoder(num_players, self.rules)
-        self._masks: dict[int, npt.NDArray[np.int8]] = {}  # id(legal) -> its read-only mask
-        self._mask_keys: list[tuple[Action, ...]] = []  # the legal tuples of _masks, kept alive
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -209,13 +211,13 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             encoder.hide_turn(observation)
             return {"observation": observation, "action_mask": _NO_ACTIONS}
         legal = game.legal_actions()
-        mask = self._masks.get(id(legal))  # the engine hands out cached tuples: look them up by identity
+        mask = _MASK_OF_LEGAL.get(id(legal))  # the engine hands out cached tuples: look them up by identity
         if mask is None:
-            if len(self._masks) >= MASK_CACHE_SIZE:
-                self._masks.clear()
-                self._mask_keys.clear()
-            mask = self._masks[id(legal)] = shared_action_mask(legal)
-            self._mask_keys.append(legal)  # keeps the tuple alive, so its id is never another's
+            if len(_MASK_OF_LEGAL) >= MASK_CACHE_SIZE:
+                _MASK_OF_LEGAL.clear()
+                _LEGAL_KEPT.clear()
+            mask = _MASK_OF_LEGAL[id(legal)] = shared_action_mask(legal)
+            _LEGAL_KEPT.append(legal)  # keeps the tuple alive, so its id is never another's
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int | np.integer[Any] | None) -> None:
