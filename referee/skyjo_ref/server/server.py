@@ -391,7 +391,9 @@ class RefereeServer:
             if left <= 0:
                 return False
             try:
-                await asyncio.wait_for(self._tokens_changed.wait(), left)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation
+                async with asyncio.timeout(left):
+                    await self._tokens_changed.wait()
             except TimeoutError:
                 return len(self.sessions) <= at_most
         return True
@@ -549,7 +551,8 @@ class _BotService(pb_grpc.BotServiceServicer):
     async def _play(self, context: grpc.aio.ServicerContext[Any, Any], session: Session) -> None:
         """The call of a known token: Hello, then the bot's messages until the stream ends."""
         try:
-            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+            async with asyncio.timeout(HELLO_TIMEOUT_S):  # not wait_for: 3.11's can swallow a cancellation
+                first = await context.read()
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:.0f} s: send Hello first"
