@@ -36,6 +36,7 @@ from skyjo_ref.match import GamePlan, MatchSpec, MatchSpecError, Seat, SeatSpec,
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.threaded import BotThread, ThreadedSeat
 from skyjo_ref.records import dumps
+from skyjo_ref.server import wire
 from skyjo_ref.server.session import RemoteSeat, Session, Stream
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
@@ -497,7 +498,7 @@ def _add_bot_service(service: _BotService, server: grpc.aio.Server) -> None:
         "Play": grpc.stream_stream_rpc_method_handler(
             service.Play,
             request_deserializer=None,  # bytes in: see _parse
-            response_serializer=pb.PlayResponse.SerializeToString,
+            response_serializer=wire.serialize_response,  # messages, or bytes built by wire
         )
     }
     name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
