@@ -314,6 +314,61 @@ async def _match(server: Any, tokens: list[str], games: int, seed: str, tc: Any,
     return records
 
 
+# ---------------------------------------------------------------------- the referee's own work, without gRPC
+
+
+async def referee_work(games: int, seed: str) -> tuple[float, int]:
+    """(CPU seconds per decision, decisions) of the referee's Python work alone: no gRPC, no bot process.
+
+    Real :class:`GameRunner`, :class:`RemoteSeat`, :class:`Session` and
+    :class:`Stream` objects; in place of gRPC, each stream's outbox is drained
+    by a task that serializes each message as gRPC would and parses it back, and
+    a DecisionRequest is answered at once (a seeded random index) through ``Session.on_message``,
+    as the reader task does. What is left is what the referee does per
+    decision in Python (engine, view, messages, events, clock, loop turns).
+    """
+    import random
+
+    from skyjo_bot.types import TimeControl
+    from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+    from skyjo_ref.match import GameSetup, play_game
+    from skyjo_ref.server.session import RemoteSeat, Session, Stream
+
+    tc = TimeControl(decision_ms=10_000, bank_ms=3_600_000, max_strikes=1000, grace_ms=30_000)
+    rng = random.Random(seed)
+
+    async def drain(session: Session, stream: Stream) -> None:
+        while True:
+            message = await stream.outbox.get()
+            data = message if isinstance(message, bytes) else message.SerializeToString()
+            stream.mark_written()
+            parsed = pb.PlayResponse.FromString(data)
+            if parsed.WhichOneof("message") == "decision":
+                request = parsed.decision
+                index = rng.randrange(len(request.legal_actions))
+                reply = pb.DecisionReply(request_id=request.request_id, index=index)
+                session.on_message(stream, pb.PlayRequest(reply=reply))
+
+    sessions = [Session(f"t{i}", f"instant{i}") for i in range(2)]
+    drains = []
+    for session in sessions:
+        stream = Stream("in-memory")
+        session.attach(stream, pb.Hello(name=session.name, protocol_version=1))
+        drains.append(asyncio.create_task(drain(session, stream)))
+    decisions = 0
+    cpu = time.process_time()
+    try:
+        for g in range(games):
+            seats = [RemoteSeat(s, s.name) for s in sessions]
+            record = await play_game(GameSetup(f"w/{g}", seats, seed=f"{seed}/{g}", time_control=tc))
+            decisions += sum(t["decisions"] for t in record["meta"]["timings"])
+    finally:
+        cpu = time.process_time() - cpu
+        for task in drains:
+            task.cancel()
+    return cpu / decisions, decisions
+
+
 # ---------------------------------------------------------------------- main
 
 

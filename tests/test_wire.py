@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from skyjo_bot import convert
+from skyjo_bot.types import Event
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_ref.rules import Game
 from skyjo_ref.server import wire
@@ -17,6 +18,7 @@ def test_decision_requests_and_event_batches_equal_protobufs_own_bytes_over_whol
         game = Game(2 + seed % 3, seed=seed)
         gid = f"m{seed}/{seed % 7}"
         events: list[pb.Event] = []
+        engine_events: list[Event] = []
         while not game.over:
             view = game.view(game.seat)
             request_id = rng.choice([0, 1, 300, 2**40])
@@ -24,7 +26,8 @@ def test_decision_requests_and_event_batches_equal_protobufs_own_bytes_over_whol
             expected = pb.PlayResponse(
                 decision=convert.decision_request_to_proto(request_id, gid, view, left, events)
             ).SerializeToString()
-            held = [e.SerializeToString() for e in events]
+            held = [wire.event_bytes(e, gid) for e in engine_events]
+            assert held == [e.SerializeToString() for e in events]
             assert wire.decision_response(request_id, gid, view, left, held) == expected
             for seat in range(game.num_players):  # views without a hand or legal actions too
                 other = game.view(seat)
@@ -33,9 +36,8 @@ def test_decision_requests_and_event_batches_equal_protobufs_own_bytes_over_whol
                 batch = pb.PlayResponse(events=pb.EventBatch(game_id=gid, events=events)).SerializeToString()
                 assert wire.event_batch_response(gid, held) == batch
             game.apply(rng.choice(view.legal_actions))
-            events = [
-                convert.event_to_proto(e, gid) for e in game.drain_events() if e.kind in convert.EVENT_MESSAGE_KINDS
-            ]
+            engine_events = [e for e in game.drain_events() if e.kind in convert.EVENT_MESSAGE_KINDS]
+            events = [convert.event_to_proto(e, gid) for e in engine_events]
             checked += 1
     assert checked > 5000
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from skyjo_bot import convert
-from skyjo_bot.types import Action, Event, Grid, View
+from skyjo_bot.types import Action, Event, Grid, SlotState, View
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 
 #: Cached entries (grids, legal-action lists) before a cache starts again empty.
@@ -62,9 +62,24 @@ def _packed_sint(tag: bytes, values: Sequence[int]) -> bytes:
     return tag + _uv(len(payload)) + payload
 
 
-# identity caches: the engine hands out the same Grid / legal-actions tuple until it changes
+# Caches by identity first (the engine hands out the same Grid / legal-actions tuple until it
+# changes), then by content. Content keys use id() of enum members and interned actions: an
+# Enum's __hash__ is Python code, id() is not.
 _GRIDS: dict[int, tuple[Grid, bytes]] = {}
+_GRIDS_BY_CONTENT: dict[tuple[tuple[int, ...], tuple[int | None, ...]], bytes] = {}
 _LEGAL: dict[int, tuple[tuple[Action, ...], bytes]] = {}
+_LEGAL_BY_CONTENT: dict[tuple[int, ...], bytes] = {}
+#: ``Grid.slots`` (field 1) entry for each (id(state), value).
+_SLOT_FIELD: Final = {
+    (id(state), value): _field(b"\x0a", convert._slot(state, value).SerializeToString())
+    for state in SlotState
+    for value in (None, *range(-128, 129))
+}
+
+
+def _slot_field(state: SlotState, value: int | None) -> bytes:
+    found = _SLOT_FIELD.get((id(state), value))
+    return found if found is not None else _field(b"\x0a", convert._slot(state, value).SerializeToString())
 
 
 def _grid_field(grid: Grid) -> bytes:
@@ -74,7 +89,13 @@ def _grid_field(grid: Grid) -> bytes:
         return found[1]
     if len(_GRIDS) >= CACHE_LIMIT:
         _GRIDS.clear()
-    data = _field(b"\x22", convert._grid_to_proto(grid).SerializeToString())
+    key = (tuple(map(id, grid.states)), grid.values)
+    data = _GRIDS_BY_CONTENT.get(key)
+    if data is None:
+        if len(_GRIDS_BY_CONTENT) >= CACHE_LIMIT:
+            _GRIDS_BY_CONTENT.clear()
+        data = _field(b"\x22", b"".join([_slot_field(s, v) for s, v in zip(grid.states, grid.values)]))
+        _GRIDS_BY_CONTENT[key] = data
     _GRIDS[id(grid)] = (grid, data)
     return data
 
@@ -86,7 +107,13 @@ def _legal_fields(legal: tuple[Action, ...]) -> bytes:
         return found[1]
     if len(_LEGAL) >= CACHE_LIMIT:
         _LEGAL.clear()
-    data = b"".join([_field(b"\x22", convert._action_pb(a).SerializeToString()) for a in legal])
+    key = tuple(map(id, legal))
+    data = _LEGAL_BY_CONTENT.get(key)
+    if data is None:
+        if len(_LEGAL_BY_CONTENT) >= CACHE_LIMIT:
+            _LEGAL_BY_CONTENT.clear()
+        data = b"".join([_field(b"\x22", convert._action_pb(a).SerializeToString()) for a in legal])
+        _LEGAL_BY_CONTENT[key] = data
     _LEGAL[id(legal)] = (legal, data)
     return data
 
@@ -140,9 +167,28 @@ def decision_response(
     return _field(b"\x1a", b"".join(parts))
 
 
+#: ``Event.kind`` (field 2) for each id(EventKind) that travels as an Event message.
+_KIND_FIELD: Final = {id(kind): _field(b"\x12", kind.value.encode()) for kind in convert.EVENT_MESSAGE_KINDS}
+
+
 def event_bytes(event: Event, game_id: str) -> bytes:
-    """One event as a serialized ``skyjo.v1.Event`` (kinds that travel as Event only)."""
-    return convert.event_to_proto(event, game_id).SerializeToString()
+    """One event as a serialized ``skyjo.v1.Event`` (what ``convert.event_to_proto`` serializes to)."""
+    kind = _KIND_FIELD.get(id(event.kind))
+    if kind is None:
+        return convert.event_to_proto(event, game_id).SerializeToString()  # raises: not an Event kind
+    parts = [_field(b"\x0a", game_id.encode()), kind] if game_id else [kind]
+    _, seat, pos, value, replaced, round_, *_ = event
+    if seat is not None:
+        parts.append(b"\x18" + _uv(seat))
+    if pos is not None:
+        parts.append(b"\x20" + _uv(pos))
+    if value is not None:
+        parts.append(b"\x28" + _sv(value))
+    if replaced is not None:
+        parts.append(b"\x30" + _sv(replaced))
+    if round_ is not None:
+        parts.append(b"\x38" + _uv(round_))
+    return b"".join(parts)
 
 
 def event_batch_response(game_id: str, events: Sequence[bytes]) -> bytes:
