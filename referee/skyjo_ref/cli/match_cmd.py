@@ -23,9 +23,26 @@ from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.failures import show_failures
-from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, time_control_from_cli, write_json
+from skyjo_ref.cli.options import (
+    DEFAULT_RULES,
+    DEFAULT_TIME_CONTROL,
+    BankMsOption,
+    DecisionMsOption,
+    ExecutorOption,
+    GraceMsOption,
+    InProcessOption,
+    MaxStrikesOption,
+    RuleOptionsOption,
+    RulesOption,
+    check_json_target,
+    clock_from_cli,
+    parse_executor,
+    rules_from_cli,
+    table_console,
+    write_json,
+)
 from skyjo_ref.cli.plain import print_table
-from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.executor import Executor
 from skyjo_ref.execution.types import RunUnfinished
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.stats import summarize
@@ -41,7 +58,6 @@ from skyjo_ref.server.lineup import (
     play_lineup,
 )
 
-_DEFAULT_TC = TimeControl()
 #: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
 DASK_CONNECT_TIMEOUT_S = 30.0
 
@@ -64,10 +80,8 @@ def match(
     ] = None,
     games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games to play.")] = 100,
     seed: Annotated[str, typer.Option(help="Seed for deals and built-in bots (default: a random one, printed).")] = "",
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "official",
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset.")
-    ] = None,
+    rules: RulesOption = DEFAULT_RULES,
+    option: RuleOptionsOption = None,
     records: Annotated[
         Path | None, typer.Option("--records", metavar="DIR", help="Write one skyjo-game/1 file per game here.")
     ] = None,
@@ -84,16 +98,10 @@ def match(
         str | None,
         typer.Option(envvar="SKYJO_CONTROL_TOKEN", help="The --referee's control token.", show_default=False),
     ] = None,
-    decision_ms: Annotated[
-        int, typer.Option(help="Time limit per decision, ms (0: no limit).")
-    ] = _DEFAULT_TC.decision_ms,
-    bank_ms: Annotated[int, typer.Option(help="Time bank per seat per game, ms (0: no bank).")] = _DEFAULT_TC.bank_ms,
-    max_strikes: Annotated[
-        int, typer.Option(help="Strikes before a seat forfeits (0: never).")
-    ] = _DEFAULT_TC.max_strikes,
-    grace_ms: Annotated[
-        int, typer.Option(help="How long a disconnected bot may stay away, ms.")
-    ] = _DEFAULT_TC.grace_ms,
+    decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
+    max_strikes: MaxStrikesOption = DEFAULT_TIME_CONTROL.max_strikes,
+    grace_ms: GraceMsOption = DEFAULT_TIME_CONTROL.grace_ms,
     logs: Annotated[
         Path | None,
         typer.Option(
@@ -113,31 +121,14 @@ def match(
             "default there 30).",
         ),
     ] = REMOTE_CONNECT_TIMEOUT_S,
-    in_process: Annotated[
-        bool,
-        typer.Option(
-            "--in-process",
-            help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
-            "With a Dask --executor: inside each worker's process.",
-        ),
-    ] = False,
+    in_process: InProcessOption = False,
     concurrency: Annotated[
         int,
         typer.Option(
             "--concurrency", "-j", min=1, help="Games at once (results equal those of 1 for deterministic bots)."
         ),
     ] = 1,
-    executor_text: Annotated[
-        str | None,
-        typer.Option(
-            "--executor",
-            metavar="EXECUTOR",
-            help="Where games run: local (default), processes[:N] (a Dask LocalCluster) or tcp://HOST:PORT "
-            "(a running Dask scheduler); see docs/scale-out.md.",
-            show_default=False,
-        ),
-    ] = None,
+    executor_text: ExecutorOption = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
@@ -151,9 +142,7 @@ def match(
         lineup = Lineup(specs, n)
     except LineupError as exc:
         raise errors.UserError(str(exc)) from None
-    tc = time_control_from_cli(
-        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
-    )
+    tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     check_json_target(json_file)
     if referee is not None:
         try:
@@ -248,12 +237,9 @@ def match(
 def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:
     """``--executor``, checked: a Dask executor runs a referee and the bot processes per worker, so it cannot use
     ``--referee``, and the bots' output stays on the workers (no ``--logs``)."""
-    if text is None:
+    executor = parse_executor(text)
+    if executor is None:
         return Executor()
-    try:
-        executor = Executor.parse(text)
-    except ExecutorError as exc:
-        raise errors.UserError(f"--executor: {exc}") from None
     if not executor.is_local and referee is not None:
         raise errors.UserError(
             f"--executor {text}: every Dask worker runs its own referee; --referee works only with --executor local"

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.failures import report_failures
-from skyjo_ref.cli.options import rules_from_cli
+from skyjo_ref.cli.options import DEFAULT_RULES, RuleOptionsOption, RulesOption, rules_from_cli
 from skyjo_ref.cli.play_session import PlayError, play
 from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.players import BotSpecError, parse_bot_spec
@@ -39,11 +39,8 @@ def play_command(
         ),
     ],
     seat: Annotated[int, typer.Option("--seat", help="Your seat, 0-based (seat order is play order).")] = 0,
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset (official, french, ...).")] = "official",
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset, e.g. end_score=50."),
-    ] = None,
+    rules: RulesOption = DEFAULT_RULES,
+    option: RuleOptionsOption = None,
     seed: Annotated[str, typer.Option("--seed", help="Deals follow from this seed (default: a fresh one).")] = "",
     games: Annotated[int, typer.Option("--games", min=1, help="How many games to play.")] = 1,
     name: Annotated[str, typer.Option("--name", help="Your name at the table.")] = "you",
