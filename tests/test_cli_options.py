@@ -83,3 +83,23 @@ def test_gate_refuses_a_markdown_folder_with_the_same_message_as_tournament(
     gate = _refusal(tmp_path, "gate", "greedy", "random", "--markdown", "summary")
     league = _refusal(tmp_path, "tournament", "league.yaml", "--markdown", "summary")
     assert gate == league == "--markdown summary: is a folder; expected a file name (or - for stdout)"
+
+
+def test_match_and_play_refuse_a_malformed_referee_address_with_the_same_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ("greedy", "random", "--referee", "no port here", "--control-token", "t")
+    messages = {_refusal(tmp_path, cmd, *args) for cmd in ("match", "play")}
+    assert len(messages) == 1 and next(iter(messages)).startswith("--referee 'no port here': expected HOST:PORT"), (
+        messages
+    )
+
+
+def test_match_and_play_refuse_an_uncreatable_records_folder_with_the_same_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    messages = {_refusal(tmp_path, cmd, "greedy", "random", "--records", "file/sub") for cmd in ("match", "play")}
+    assert messages == {"--records file/sub: cannot create the folder: Not a directory"}, messages

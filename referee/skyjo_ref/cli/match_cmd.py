@@ -18,7 +18,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from skyjo_bot.address import check_address
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
@@ -34,9 +33,12 @@ from skyjo_ref.cli.options import (
     MaxStrikesOption,
     RuleOptionsOption,
     RulesOption,
+    bots_from_cli,
     check_json_target,
     clock_from_cli,
+    folder_from_cli,
     parse_executor,
+    referee_from_cli,
     rules_from_cli,
     table_console,
     write_json,
@@ -46,7 +48,7 @@ from skyjo_ref.execution.executor import Executor
 from skyjo_ref.execution.types import RunUnfinished
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpec, BotSpecError, ManagedBot, parse_bot_spec
+from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.records import save
 from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
 from skyjo_ref.server.lineup import (
@@ -132,10 +134,7 @@ def match(
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
-    try:
-        specs = [parse_bot_spec(b) for b in bots]
-    except BotSpecError as exc:
-        raise errors.UserError(str(exc)) from None
+    specs = bots_from_cli(bots)
     rule_set = rules_from_cli(rules, option or [])
     n = players_per_game if players_per_game is not None else max(2, len(specs))
     try:
@@ -144,16 +143,9 @@ def match(
         raise errors.UserError(str(exc)) from None
     tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     check_json_target(json_file)
-    if referee is not None:
-        try:
-            referee = check_address(referee, "--referee")
-        except ValueError as exc:
-            raise errors.UserError(str(exc)) from None
+    referee = referee_from_cli(referee)
     if records is not None:
-        try:
-            records.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
+        folder_from_cli("--records", records, "skyjo-match-")
 
     executor = _executor(executor_text, referee, logs)
     if not executor.is_local:
@@ -300,13 +292,7 @@ def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:
     """Where bot processes' output goes: ``--logs``, else a fresh temp folder (only when a bot has a process)."""
     if logs is None and not any(spec.managed for spec in specs):
         return None
-    try:
-        if logs is None:
-            return Path(tempfile.mkdtemp(prefix="skyjo-match-"))
-        logs.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise errors.UserError(f"--logs {logs}: cannot create the folder: {exc.strerror or exc}") from None
-    return logs
+    return folder_from_cli("--logs", logs, "skyjo-match-")
 
 
 def _partial(lineup: Lineup, seed: str, played: list[FinishedGame], processes: dict[str, ManagedBot]) -> LineupResult:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import tempfile
 import time
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
@@ -14,10 +15,12 @@ from typing import Annotated, Any, Final, TypeVar
 import typer
 from rich.console import Console
 from skyjo_bot import Rules, RulesError
+from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
 from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament.shard import Shard, ShardError
 
 _T = TypeVar("_T")
@@ -135,6 +138,35 @@ def parse_shard(text: str | None) -> Shard | None:
     try:
         return Shard.parse(text)
     except ShardError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
+def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
+    """The folder ``flag`` names (created), or a fresh one under the temp folder. UserError when it cannot be."""
+    try:
+        if path is None:
+            return Path(tempfile.mkdtemp(prefix=temp_prefix))
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.UserError(f"{flag} {path}: cannot create the folder: {exc.strerror or exc}") from None
+    return path
+
+
+def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
+    """The bots the command line names (UserError naming the first wrong one)."""
+    try:
+        return [parse_bot_spec(text) for text in texts]
+    except BotSpecError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
+def referee_from_cli(address: str | None) -> str | None:
+    """``--referee ADDR``, checked before anything starts (UserError saying the forms expected)."""
+    if address is None:
+        return None
+    try:
+        return check_address(address, "--referee")
+    except ValueError as exc:
         raise errors.UserError(str(exc)) from None
 
 
