@@ -46,6 +46,7 @@ from skyjo_ref.cli.options import (
     rules_from_cli,
     run_stoppable,
     set_aside,
+    stdout_taken,
     write_json,
 )
 from skyjo_ref.execution.play import BackendFactory
@@ -184,8 +185,7 @@ def gate(
     the store and gives the same verdict.
     """
     stderr = Console(stderr=True, soft_wrap=True)
-    json_stdout = json_file is not None and str(json_file) == "-"
-    stdout = stderr if json_stdout else Console(soft_wrap=True)
+    stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
     cand, base = _spec(candidate, "candidate", in_process), _spec(baseline, "baseline", in_process)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and hypotheses.model != "logistic":

@@ -40,6 +40,7 @@ from skyjo_ref.cli.options import (
     parse_executor,
     referee_from_cli,
     rules_from_cli,
+    stdout_taken,
     table_console,
     write_json,
 )
@@ -325,8 +326,7 @@ def _finish(
     summary = _summary(result, specs=[b.text for b in specs], rules=rules)
     summary["stopped"] = stopped
     summary["exit_code"] = exit_code
-    to_stderr = json_file is not None and str(json_file) == "-"
-    _render(summary, result, table_console(stderr=to_stderr))
+    _render(summary, result, table_console(stderr=stdout_taken(json_file)))
     show_failures(result, Console(stderr=True, soft_wrap=True))
     if json_file is not None:
         write_json(json_file, summary)

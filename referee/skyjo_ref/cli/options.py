@@ -207,6 +207,11 @@ def rules_from_cli(preset: str, options: Iterable[str] = ()) -> Rules:
         raise errors.UserError(str(exc)) from None
 
 
+def stdout_taken(*paths: Path | None) -> bool:
+    """Whether a ``--json -`` or ``--markdown -`` has stdout: then it is theirs alone (tables, lines to stderr)."""
+    return any(path is not None and str(path) == "-" for path in paths)
+
+
 def check_json_target(path: Path | None) -> None:
     """Refuse a ``--json`` file that cannot be written, before any game is played."""
     if path is None or str(path) == "-":

@@ -31,6 +31,7 @@ from skyjo_ref.cli.options import (
     parse_shard,
     run_stoppable,
     set_aside,
+    stdout_taken,
     table_console,
     write_json,
 )
@@ -185,8 +186,11 @@ def tournament(
             stderr.print(line, highlight=False, markup=False, soft_wrap=True)
         tables = runner.compute_tables(config, store)
         # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
-        json_alone = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))
-        render_tables(table_console(stderr=True) if json_alone else stdout, tables, title=f"{config.name}: Elo")
+        render_tables(
+            table_console(stderr=True) if stdout_taken(json_file, markdown_file) else stdout,
+            tables,
+            title=f"{config.name}: Elo",
+        )
         found = incidents(store)
         failed = fail_message(found, fail_kinds)
         outputs.write(
@@ -398,8 +402,7 @@ def ratings(
                 facts={"results": f"`{folder}`"},
                 failed=failed,
             )
-        quiet = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))  # stdout is theirs alone
-        if not quiet:
+        if not stdout_taken(json_file, markdown_file):
             render_tables(table_console(), tables, title=f"{name}: Elo")
         if json_file is not None:
             write_json(json_file, tables.to_json())
