@@ -214,3 +214,10 @@ NOISY_DECIDE = """
         print("deciding")
         return self._quiet(view)
 """
+
+
+def test_markdown_on_stdout_has_stdout_alone_as_json_does(tmp_path: Path) -> None:
+    done = gate("random", "greedy", "--preset", "gain", *SHORT, "--max-games", "2", "--markdown", "-", cwd=tmp_path)
+    assert done.returncode == 4, done.stderr
+    assert done.stdout.startswith("## ") and "Gate inconclusive" in done.stdout  # the summary alone
+    assert "Gate: random (candidate)" not in done.stdout and "Gate: random (candidate)" in done.stderr

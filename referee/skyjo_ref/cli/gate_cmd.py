@@ -7,11 +7,9 @@ was struck or crashed; 2 bad input; 3 could not finish; 130 interrupted.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import logging
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -28,8 +26,29 @@ from skyjo_ref.cli import markdown as summaries
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
 from skyjo_ref.cli.gate_view import PLAIN_EVERY_GAMES, PLAIN_EVERY_S, GateProgress, final_lines, markdown
 from skyjo_ref.cli.markdown import MarkdownOption
-from skyjo_ref.cli.options import check_json_target, rules_from_cli, time_control_from_cli, write_json
-from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.cli.options import (
+    DEFAULT_RULES,
+    DEFAULT_TIME_CONTROL,
+    BankMsOption,
+    DecisionMsOption,
+    ExecutorOption,
+    GraceMsOption,
+    InProcessOption,
+    MaxStrikesOption,
+    ProgressEveryOption,
+    ProgressSecondsOption,
+    RuleOptionsOption,
+    RulesOption,
+    check_json_target,
+    clock_from_cli,
+    parse_executor,
+    parse_shard,
+    rules_from_cli,
+    run_stoppable,
+    set_aside,
+    stdout_taken,
+    write_json,
+)
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
@@ -37,7 +56,6 @@ from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
 
@@ -45,8 +63,6 @@ EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
 EXIT_INCONCLUSIVE: Final = 4
 EXIT_FOR: Final = {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED, "inconclusive": EXIT_INCONCLUSIVE}
-
-_DEFAULT_TC = TimeControl()
 
 
 def register(app: typer.Typer) -> None:
@@ -129,20 +145,12 @@ def gate(
     ] = DEFAULT_MAX_GAMES,
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, max=256, help="Games at once.")] = 2,
     seed: Annotated[str, typer.Option(help="Seed of the deals (and of built-in bots).")] = "0",
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "official",
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset.")
-    ] = None,
-    decision_ms: Annotated[
-        int, typer.Option(help="Time limit per decision, ms (0: no limit).")
-    ] = _DEFAULT_TC.decision_ms,
-    bank_ms: Annotated[int, typer.Option(help="Time bank per seat per game, ms (0: no bank).")] = _DEFAULT_TC.bank_ms,
-    max_strikes: Annotated[
-        int, typer.Option(help="Strikes before a seat forfeits (0: never).")
-    ] = _DEFAULT_TC.max_strikes,
-    grace_ms: Annotated[
-        int, typer.Option(help="How long a disconnected bot may stay away, ms.")
-    ] = _DEFAULT_TC.grace_ms,
+    rules: RulesOption = DEFAULT_RULES,
+    option: RuleOptionsOption = None,
+    decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
+    max_strikes: MaxStrikesOption = DEFAULT_TIME_CONTROL.max_strikes,
+    grace_ms: GraceMsOption = DEFAULT_TIME_CONTROL.grace_ms,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -156,14 +164,8 @@ def gate(
     markdown_file: MarkdownOption = None,
     plain: Annotated[bool, typer.Option("--plain", help="Plain progress lines even on a terminal.")] = False,
     fail_on: FailOnOption = None,
-    progress_every: Annotated[
-        int,
-        typer.Option(min=1, metavar="GAMES", help="Off a terminal: a progress line every this many counted games..."),
-    ] = PLAIN_EVERY_GAMES,
-    progress_seconds: Annotated[
-        float,
-        typer.Option(min=0.1, metavar="SECONDS", help="...or once this many seconds passed, whichever comes first."),
-    ] = PLAIN_EVERY_S,
+    progress_every: ProgressEveryOption = PLAIN_EVERY_GAMES,
+    progress_seconds: ProgressSecondsOption = PLAIN_EVERY_S,
     shard_text: Annotated[
         str | None,
         typer.Option(
@@ -173,24 +175,8 @@ def gate(
             "then run the gate on the merged folder for the verdict.",
         ),
     ] = None,
-    executor_text: Annotated[
-        str | None,
-        typer.Option(
-            "--executor",
-            metavar="WHERE",
-            help="Where games run: local (default), processes[:N] (Dask workers on this machine) or "
-            "tcp://HOST:PORT (a Dask scheduler); see docs/scale-out.md.",
-        ),
-    ] = None,
-    in_process: Annotated[
-        bool,
-        typer.Option(
-            "--in-process",
-            help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
-            "With a Dask --executor: inside each worker's process.",
-        ),
-    ] = False,
+    executor_text: ExecutorOption = None,
+    in_process: InProcessOption = False,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -199,24 +185,17 @@ def gate(
     the store and gives the same verdict.
     """
     stderr = Console(stderr=True, soft_wrap=True)
-    json_stdout = json_file is not None and str(json_file) == "-"
-    stdout = stderr if json_stdout else Console(soft_wrap=True)
+    stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
     cand, base = _spec(candidate, "candidate", in_process), _spec(baseline, "baseline", in_process)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
     rule_set = rules_from_cli(rules, option or [])
-    tc = time_control_from_cli(
-        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
-    )
+    tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     if not seed.strip():
         raise errors.UserError("--seed: expected a non-empty seed")
-    try:
-        shard = Shard.parse(shard_text) if shard_text is not None else None
-    except ShardError as exc:
-        raise errors.UserError(str(exc)) from None
+    shard = parse_shard(shard_text)
     check_json_target(json_file)
-    _check_target(markdown_file, "--markdown")
     summaries.check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
     names = table_names(cand, base)
@@ -299,20 +278,10 @@ class _Observer:
         self.progress.note(message)
 
 
-def _check_target(path: Path | None, flag: str) -> None:
-    if path is None:
-        return
-    if path.is_dir():
-        raise errors.UserError(f"{flag} {path}: is a folder; expected a file name")
-    if not path.parent.is_dir():
-        raise errors.UserError(f"{flag} {path}: folder {path.parent} does not exist")
-
-
 def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     folder = spec.output
     if new and folder.exists():
-        target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
-        folder.rename(target)
+        target = set_aside(folder)
         stderr.print(f"--new: the old results are kept in {target}", highlight=False)
     try:
         store = Store(folder)
@@ -328,13 +297,8 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
 def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:
     """--executor: the Dask backend (checked before the store is touched) and the spec with the games to keep
     submitted; None and the spec unchanged for the local referee."""
-    if text is None:
-        return None, spec
-    try:
-        executor = Executor.parse(text)
-    except ExecutorError as exc:
-        raise errors.UserError(f"--executor: {exc}") from None
-    if executor.is_local:
+    executor = parse_executor(text)
+    if executor is None or executor.is_local:
         return None, spec
     from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
 
@@ -354,21 +318,7 @@ def _run(
     backend: BackendFactory | None = None,
 ) -> GateRun:
     """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
-
-    async def main() -> GateRun:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        if task is not None:
-            try:
-                loop.add_signal_handler(signal.SIGTERM, task.cancel)
-            except (NotImplementedError, RuntimeError):
-                pass
-        try:
-            return await run_gate(spec, store, on_update, observer, backend)
-        except asyncio.CancelledError:
-            raise KeyboardInterrupt from None
-
-    return asyncio.run(main())
+    return run_stoppable(run_gate(spec, store, on_update, observer, backend))
 
 
 @dataclass(slots=True)

@@ -18,18 +18,38 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from skyjo_bot.address import check_address
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.failures import show_failures
-from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, time_control_from_cli, write_json
+from skyjo_ref.cli.options import (
+    DEFAULT_RULES,
+    DEFAULT_TIME_CONTROL,
+    BankMsOption,
+    DecisionMsOption,
+    ExecutorOption,
+    GraceMsOption,
+    InProcessOption,
+    MaxStrikesOption,
+    RuleOptionsOption,
+    RulesOption,
+    bots_from_cli,
+    check_json_target,
+    clock_from_cli,
+    folder_from_cli,
+    parse_executor,
+    referee_from_cli,
+    rules_from_cli,
+    stdout_taken,
+    table_console,
+    write_json,
+)
 from skyjo_ref.cli.plain import print_table
-from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.executor import Executor
 from skyjo_ref.execution.types import RunUnfinished
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpec, BotSpecError, ManagedBot, parse_bot_spec
+from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.records import save
 from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
 from skyjo_ref.server.lineup import (
@@ -41,7 +61,6 @@ from skyjo_ref.server.lineup import (
     play_lineup,
 )
 
-_DEFAULT_TC = TimeControl()
 #: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
 DASK_CONNECT_TIMEOUT_S = 30.0
 
@@ -64,10 +83,8 @@ def match(
     ] = None,
     games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games to play.")] = 100,
     seed: Annotated[str, typer.Option(help="Seed for deals and built-in bots (default: a random one, printed).")] = "",
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "official",
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset.")
-    ] = None,
+    rules: RulesOption = DEFAULT_RULES,
+    option: RuleOptionsOption = None,
     records: Annotated[
         Path | None, typer.Option("--records", metavar="DIR", help="Write one skyjo-game/1 file per game here.")
     ] = None,
@@ -84,16 +101,10 @@ def match(
         str | None,
         typer.Option(envvar="SKYJO_CONTROL_TOKEN", help="The --referee's control token.", show_default=False),
     ] = None,
-    decision_ms: Annotated[
-        int, typer.Option(help="Time limit per decision, ms (0: no limit).")
-    ] = _DEFAULT_TC.decision_ms,
-    bank_ms: Annotated[int, typer.Option(help="Time bank per seat per game, ms (0: no bank).")] = _DEFAULT_TC.bank_ms,
-    max_strikes: Annotated[
-        int, typer.Option(help="Strikes before a seat forfeits (0: never).")
-    ] = _DEFAULT_TC.max_strikes,
-    grace_ms: Annotated[
-        int, typer.Option(help="How long a disconnected bot may stay away, ms.")
-    ] = _DEFAULT_TC.grace_ms,
+    decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
+    max_strikes: MaxStrikesOption = DEFAULT_TIME_CONTROL.max_strikes,
+    grace_ms: GraceMsOption = DEFAULT_TIME_CONTROL.grace_ms,
     logs: Annotated[
         Path | None,
         typer.Option(
@@ -113,58 +124,29 @@ def match(
             "default there 30).",
         ),
     ] = REMOTE_CONNECT_TIMEOUT_S,
-    in_process: Annotated[
-        bool,
-        typer.Option(
-            "--in-process",
-            help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
-            "With a Dask --executor: inside each worker's process.",
-        ),
-    ] = False,
+    in_process: InProcessOption = False,
     concurrency: Annotated[
         int,
         typer.Option(
             "--concurrency", "-j", min=1, help="Games at once (results equal those of 1 for deterministic bots)."
         ),
     ] = 1,
-    executor_text: Annotated[
-        str | None,
-        typer.Option(
-            "--executor",
-            metavar="EXECUTOR",
-            help="Where games run: local (default), processes[:N] (a Dask LocalCluster) or tcp://HOST:PORT "
-            "(a running Dask scheduler); see docs/scale-out.md.",
-            show_default=False,
-        ),
-    ] = None,
+    executor_text: ExecutorOption = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
-    try:
-        specs = [parse_bot_spec(b) for b in bots]
-    except BotSpecError as exc:
-        raise errors.UserError(str(exc)) from None
+    specs = bots_from_cli(bots)
     rule_set = rules_from_cli(rules, option or [])
     n = players_per_game if players_per_game is not None else max(2, len(specs))
     try:
         lineup = Lineup(specs, n)
     except LineupError as exc:
         raise errors.UserError(str(exc)) from None
-    tc = time_control_from_cli(
-        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
-    )
+    tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     check_json_target(json_file)
-    if referee is not None:
-        try:
-            referee = check_address(referee, "--referee")
-        except ValueError as exc:
-            raise errors.UserError(str(exc)) from None
+    referee = referee_from_cli(referee)
     if records is not None:
-        try:
-            records.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
+        folder_from_cli("--records", records, "skyjo-match-")
 
     executor = _executor(executor_text, referee, logs)
     if not executor.is_local:
@@ -248,12 +230,9 @@ def match(
 def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:
     """``--executor``, checked: a Dask executor runs a referee and the bot processes per worker, so it cannot use
     ``--referee``, and the bots' output stays on the workers (no ``--logs``)."""
-    if text is None:
+    executor = parse_executor(text)
+    if executor is None:
         return Executor()
-    try:
-        executor = Executor.parse(text)
-    except ExecutorError as exc:
-        raise errors.UserError(f"--executor: {exc}") from None
     if not executor.is_local and referee is not None:
         raise errors.UserError(
             f"--executor {text}: every Dask worker runs its own referee; --referee works only with --executor local"
@@ -314,13 +293,7 @@ def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:
     """Where bot processes' output goes: ``--logs``, else a fresh temp folder (only when a bot has a process)."""
     if logs is None and not any(spec.managed for spec in specs):
         return None
-    try:
-        if logs is None:
-            return Path(tempfile.mkdtemp(prefix="skyjo-match-"))
-        logs.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise errors.UserError(f"--logs {logs}: cannot create the folder: {exc.strerror or exc}") from None
-    return logs
+    return folder_from_cli("--logs", logs, "skyjo-match-")
 
 
 def _partial(lineup: Lineup, seed: str, played: list[FinishedGame], processes: dict[str, ManagedBot]) -> LineupResult:
@@ -353,8 +326,7 @@ def _finish(
     summary = _summary(result, specs=[b.text for b in specs], rules=rules)
     summary["stopped"] = stopped
     summary["exit_code"] = exit_code
-    to_stderr = json_file is not None and str(json_file) == "-"
-    _render(summary, result, table_console(stderr=to_stderr))
+    _render(summary, result, table_console(stderr=stdout_taken(json_file)))
     show_failures(result, Console(stderr=True, soft_wrap=True))
     if json_file is not None:
         write_json(json_file, summary)

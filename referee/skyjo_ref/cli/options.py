@@ -1,18 +1,86 @@
-"""What several commands share: rules from ``--rules``/``--option``, ``--json`` output, the table console."""
+"""What several commands share: their common options (defined, parsed and checked once, so ``gate``, ``match``,
+``tournament`` and ``play`` say the same things the same way), ``--json`` output, the table console."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable, Mapping
+import signal
+import tempfile
+import time
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Final, TypeVar
 
 import typer
 from rich.console import Console
 from skyjo_bot import Rules, RulesError
+from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
+from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.tournament.shard import Shard, ShardError
+
+_T = TypeVar("_T")
+
+#: ``--rules PRESET`` and ``-o/--option KEY=VALUE`` (read by :func:`rules_from_cli`).
+DEFAULT_RULES: Final = "official"
+RulesOption = Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset (official, french, ...).")]
+RuleOptionsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset, e.g. end_score=50 (repeatable)."
+    ),
+]
+
+#: The time control's flags (read by :func:`clock_from_cli`); their defaults are :data:`DEFAULT_TIME_CONTROL`'s.
+DEFAULT_TIME_CONTROL: Final = TimeControl()
+DecisionMsOption = Annotated[int, typer.Option("--decision-ms", help="Time limit per decision, ms (0: no limit).")]
+BankMsOption = Annotated[int, typer.Option("--bank-ms", help="Time bank per seat per game, ms (0: no bank).")]
+MaxStrikesOption = Annotated[int, typer.Option("--max-strikes", help="Strikes before a seat forfeits (0: never).")]
+GraceMsOption = Annotated[int, typer.Option("--grace-ms", help="How long a disconnected bot may stay away, ms.")]
+
+#: Line-based progress off a terminal (``gate``, ``tournament``); each command keeps its own defaults.
+ProgressEveryOption = Annotated[
+    int,
+    typer.Option(
+        "--progress-every", min=1, metavar="GAMES", help="Off a terminal: a progress line every this many games..."
+    ),
+]
+ProgressSecondsOption = Annotated[
+    float,
+    typer.Option(
+        "--progress-seconds",
+        min=0.1,
+        metavar="SECONDS",
+        help="...or once this many seconds passed, whichever comes first.",
+    ),
+]
+
+#: ``--executor WHERE`` (read by :func:`parse_executor`).
+ExecutorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--executor",
+        metavar="WHERE",
+        help="Where games run: local, processes[:N] (Dask workers on this machine) or tcp://HOST:PORT "
+        "(a Dask scheduler); default local (tournament: the config's executor); see docs/scale-out.md.",
+        show_default=False,
+    ),
+]
+
+#: ``--in-process`` as the commands that may play on Dask workers take it.
+InProcessOption = Annotated[
+    bool,
+    typer.Option(
+        "--in-process",
+        help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
+        "(no isolation: such a bot can read the referee's memory). The time control still holds. "
+        "With a Dask --executor: inside each worker's process.",
+    ),
+]
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -41,6 +109,94 @@ def time_control_from_cli(flags: Mapping[str, int | None], base: TimeControl | N
         raise errors.UserError(f"{flag}: {exc.problem}") from None
 
 
+def clock_from_cli(
+    decision_ms: int | None,
+    bank_ms: int | None,
+    max_strikes: int | None,
+    grace_ms: int | None,
+    base: TimeControl | None = None,
+) -> TimeControl:
+    """The time control the four clock flags ask for (``None``: ``base``'s value). UserError when wrong."""
+    flags = {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
+    return time_control_from_cli(flags, base)
+
+
+def parse_executor(text: str | None) -> Executor | None:
+    """``--executor WHERE`` (None when not given). UserError when wrong."""
+    if text is None:
+        return None
+    try:
+        return Executor.parse(text)
+    except ExecutorError as exc:
+        raise errors.UserError(f"--executor: {exc}") from None
+
+
+def parse_shard(text: str | None) -> Shard | None:
+    """``--shard I/N`` (None when not given). UserError when wrong."""
+    if text is None:
+        return None
+    try:
+        return Shard.parse(text)
+    except ShardError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
+def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
+    """The folder ``flag`` names (created), or a fresh one under the temp folder. UserError when it cannot be."""
+    try:
+        if path is None:
+            return Path(tempfile.mkdtemp(prefix=temp_prefix))
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.UserError(f"{flag} {path}: cannot create the folder: {exc.strerror or exc}") from None
+    return path
+
+
+def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
+    """The bots the command line names (UserError naming the first wrong one)."""
+    try:
+        return [parse_bot_spec(text) for text in texts]
+    except BotSpecError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
+def referee_from_cli(address: str | None) -> str | None:
+    """``--referee ADDR``, checked before anything starts (UserError saying the forms expected)."""
+    if address is None:
+        return None
+    try:
+        return check_address(address, "--referee")
+    except ValueError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
+def set_aside(folder: Path) -> Path:
+    """``--new``: move an old results folder out of the way (results are never deleted); where it went."""
+    target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+    folder.rename(target)
+    return target
+
+
+def run_stoppable(work: Coroutine[Any, Any, _T]) -> _T:
+    """Run a long command's event loop; SIGTERM stops it like Ctrl-C (KeyboardInterrupt: finished games are
+    kept)."""
+
+    async def main() -> _T:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if task is not None:
+            try:
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            except (NotImplementedError, RuntimeError):
+                pass
+        try:
+            return await work
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    return asyncio.run(main())
+
+
 def rules_from_cli(preset: str, options: Iterable[str] = ()) -> Rules:
     """The rules a ``--rules PRESET --option k=v ...`` command line asks for (UserError when wrong)."""
     data: dict[str, Any] = {"preset": preset}
@@ -49,6 +205,11 @@ def rules_from_cli(preset: str, options: Iterable[str] = ()) -> Rules:
         return Rules.from_dict(data)
     except RulesError as exc:
         raise errors.UserError(str(exc)) from None
+
+
+def stdout_taken(*paths: Path | None) -> bool:
+    """Whether a ``--json -`` or ``--markdown -`` has stdout: then it is theirs alone (tables, lines to stderr)."""
+    return any(path is not None and str(path) == "-" for path in paths)
 
 
 def check_json_target(path: Path | None) -> None:

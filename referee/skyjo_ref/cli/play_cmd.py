@@ -12,7 +12,6 @@ import asyncio
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -21,10 +20,17 @@ from rich.console import Console
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.failures import report_failures
-from skyjo_ref.cli.options import rules_from_cli
+from skyjo_ref.cli.options import (
+    DEFAULT_RULES,
+    RuleOptionsOption,
+    RulesOption,
+    bots_from_cli,
+    folder_from_cli,
+    referee_from_cli,
+    rules_from_cli,
+)
 from skyjo_ref.cli.play_session import PlayError, play
 from skyjo_ref.cli.play_view import HumanBot
-from skyjo_ref.players import BotSpecError, parse_bot_spec
 from skyjo_ref.records import save
 from skyjo_ref.server.client import FinishedGame
 
@@ -39,11 +45,8 @@ def play_command(
         ),
     ],
     seat: Annotated[int, typer.Option("--seat", help="Your seat, 0-based (seat order is play order).")] = 0,
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset (official, french, ...).")] = "official",
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-o", metavar="KEY=VALUE", help="Rules option over the preset, e.g. end_score=50."),
-    ] = None,
+    rules: RulesOption = DEFAULT_RULES,
+    option: RuleOptionsOption = None,
     seed: Annotated[str, typer.Option("--seed", help="Deals follow from this seed (default: a fresh one).")] = "",
     games: Annotated[int, typer.Option("--games", min=1, help="How many games to play.")] = 1,
     name: Annotated[str, typer.Option("--name", help="Your name at the table.")] = "you",
@@ -88,13 +91,11 @@ def play_command(
     """Play against bots in the terminal: you take a seat on the referee like any bot."""
     if not 1 <= len(bots) <= 7:
         raise errors.UserError(f"play needs 1 to 7 bots to play against, got {len(bots)}")
-    try:
-        specs = [parse_bot_spec(text) for text in bots]
-    except BotSpecError as exc:
-        raise errors.UserError(str(exc)) from None
+    specs = bots_from_cli(bots)
     rules_in_force = rules_from_cli(rules, option or ())
-    records_dir = _folder("--records", records)
-    log_dir = _folder("--logs", logs) if logs is not None else records_dir
+    referee = referee_from_cli(referee)
+    records_dir = folder_from_cli("--records", records, "skyjo-play-")
+    log_dir = folder_from_cli("--logs", logs, "skyjo-play-") if logs is not None else records_dir
     saved: list[Path] = []
 
     def on_game(item: FinishedGame) -> None:
@@ -142,17 +143,6 @@ def play_command(
     if len(human.results) > 1:
         wins = sum(1 for r in human.results if human.seat in r.winners)
         console.print(f"{len(human.results)} games played; you won {wins}.", style="bold")
-
-
-def _folder(option: str, path: Path | None) -> Path:
-    """The folder ``option`` names (created), or a fresh one under the temp folder."""
-    try:
-        if path is None:
-            return Path(tempfile.mkdtemp(prefix="skyjo-play-"))
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise errors.UserError(f"{option} {path}: cannot create the folder: {exc.strerror or exc}") from None
-    return path
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from skyjo_bot.address import check_address
 
 from skyjo_ref.cli import errors
-from skyjo_ref.cli.options import time_control_from_cli
+from skyjo_ref.cli.options import clock_from_cli
 from skyjo_ref.server import ConfigError, RefereeServer, ServerConfig
 from skyjo_ref.server.server import MIN_MESSAGE_BYTES, check_message_bytes
 
@@ -69,10 +69,7 @@ def serve(
     if control_token is not None:
         cfg.control_token = control_token
     cfg.tokens = {**cfg.tokens, **_tokens(token or [])}
-    cfg.time_control = time_control_from_cli(
-        {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms},
-        cfg.time_control,
-    )
+    cfg.time_control = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms, cfg.time_control)
     if max_message_bytes is not None:
         try:
             cfg.max_message_bytes = check_message_bytes(max_message_bytes)

@@ -8,12 +8,11 @@ bot that forfeited, was struck or crashed; 130 interrupted. ``--json`` and
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import os
-import signal
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +22,19 @@ from rich.console import Console
 from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
 from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
-from skyjo_ref.cli.options import check_json_target, table_console, write_json
+from skyjo_ref.cli.options import (
+    ExecutorOption,
+    ProgressEveryOption,
+    ProgressSecondsOption,
+    check_json_target,
+    parse_executor,
+    parse_shard,
+    run_stoppable,
+    set_aside,
+    stdout_taken,
+    table_console,
+    write_json,
+)
 from skyjo_ref.cli.tournament_view import (
     PROGRESS_EVERY_GAMES,
     PROGRESS_EVERY_S,
@@ -31,12 +42,11 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
-from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
-from skyjo_ref.tournament.shard import Shard, ShardError
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
 
@@ -46,16 +56,9 @@ def register(app: typer.Typer) -> None:
     app.command("ratings")(ratings)
 
 
-def _set_aside(folder: Path) -> Path:
-    """--new: move an old output folder out of the way (never delete results)."""
-    target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
-    folder.rename(target)
-    return target
-
-
 def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
     if new and config.output.exists():
-        moved = _set_aside(config.output)
+        moved = set_aside(config.output)
         stderr.print(f"--new: the old results are kept in {moved}", highlight=False)
     try:
         store = Store(config.output)
@@ -101,31 +104,14 @@ def tournament(
     ] = None,
     markdown_file: MarkdownOption = None,
     fail_on: FailOnOption = None,
-    progress_every: Annotated[
-        int,
-        typer.Option(min=1, metavar="GAMES", help="Off a terminal: a progress line every this many games..."),
-    ] = PROGRESS_EVERY_GAMES,
-    progress_seconds: Annotated[
-        float,
-        typer.Option(min=0.1, metavar="SECONDS", help="...or once this many seconds passed, whichever comes first."),
-    ] = PROGRESS_EVERY_S,
-    executor_text: Annotated[
-        str | None,
-        typer.Option(
-            "--executor",
-            metavar="WHERE",
-            help="Where games run: local, processes[:N] (Dask workers on this machine) or tcp://HOST:PORT "
-            "(a Dask scheduler); overrides the config's executor (docs/scale-out.md).",
-        ),
-    ] = None,
+    progress_every: ProgressEveryOption = PROGRESS_EVERY_GAMES,
+    progress_seconds: ProgressSecondsOption = PROGRESS_EVERY_S,
+    executor_text: ExecutorOption = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = Console(stderr=True)
     stdout = table_console()
-    try:
-        shard = Shard.parse(shard_text) if shard_text is not None else None
-    except ShardError as exc:
-        raise errors.UserError(str(exc)) from None
+    shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
     try:
         config = load_config(config_file, output=output)
@@ -133,11 +119,9 @@ def tournament(
         raise errors.UserError(str(exc)) from None
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
-    if executor_text is not None:
-        try:
-            config = dataclasses.replace(config, executor=Executor.parse(executor_text))
-        except ExecutorError as exc:
-            raise errors.UserError(f"--executor: {exc}") from None
+    executor = parse_executor(executor_text)
+    if executor is not None:
+        config = dataclasses.replace(config, executor=executor)
     backend, slots = _backend(config, concurrency)
     check_json_target(json_file)
     check_markdown_target(markdown_file, json_file)
@@ -202,8 +186,11 @@ def tournament(
             stderr.print(line, highlight=False, markup=False, soft_wrap=True)
         tables = runner.compute_tables(config, store)
         # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
-        json_alone = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))
-        render_tables(table_console(stderr=True) if json_alone else stdout, tables, title=f"{config.name}: Elo")
+        render_tables(
+            table_console(stderr=True) if stdout_taken(json_file, markdown_file) else stdout,
+            tables,
+            title=f"{config.name}: Elo",
+        )
         found = incidents(store)
         failed = fail_message(found, fail_kinds)
         outputs.write(
@@ -369,24 +356,9 @@ def _fault_counts(store: Store) -> dict[str, dict[str, int]]:
     return out
 
 
-def _run(coro: Any) -> runner.RunSummary:
+def _run(coro: Coroutine[Any, Any, runner.RunSummary]) -> runner.RunSummary:
     """Run the tournament's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
-
-    async def main() -> runner.RunSummary:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        if task is not None:
-            try:
-                loop.add_signal_handler(signal.SIGTERM, task.cancel)
-            except (NotImplementedError, RuntimeError):
-                pass
-        try:
-            result: runner.RunSummary = await coro
-            return result
-        except asyncio.CancelledError:
-            raise KeyboardInterrupt from None
-
-    return asyncio.run(main())
+    return run_stoppable(coro)
 
 
 def ratings(
@@ -430,8 +402,7 @@ def ratings(
                 facts={"results": f"`{folder}`"},
                 failed=failed,
             )
-        quiet = any(f is not None and str(f) == "-" for f in (json_file, markdown_file))  # stdout is theirs alone
-        if not quiet:
+        if not stdout_taken(json_file, markdown_file):
             render_tables(table_console(), tables, title=f"{name}: Elo")
         if json_file is not None:
             write_json(json_file, tables.to_json())
