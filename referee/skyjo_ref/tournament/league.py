@@ -180,7 +180,7 @@ def _cyclic_search(
     classes = n // 2
     low = max(meetings, count * math.comb(k, 2) // classes)
     dist = [min(i, n - i) for i in range(n)]
-    budget = 200 + 40 * classes
+    budget = 100 + 20 * classes  # bounded: a miss adds one base table (n tables), never loops
     cover = [0] * (classes + 1)
     blocks = [sorted([0, *rng.sample(range(1, n), k - 1)]) for _ in range(count)]
     for block in blocks:
@@ -238,6 +238,8 @@ def _cyclic_search(
                                 )
         if not moves:
             continue
+        if len(moves) > 48:  # a seeded share of them: the search needs many cheap steps, not best ones
+            moves = rng.sample(moves, 48)
         scored = [
             (
                 delta(leaving, entering, [o for o in blocks[i] if o != leaving]),
