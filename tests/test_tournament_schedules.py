@@ -58,6 +58,7 @@ def test_a_sample_is_balanced_and_deterministic(league: tuple[int, int, int], se
     counts = pair_counts(tables, bots).values()
     assert min(counts) >= meetings and max(counts) - min(counts) <= 1  # every pair, within one
     assert min_sample_tables(n, k, meetings) <= len(tables) <= math.comb(n, k)
+    assert len(set(Counter(bot for table in tables for bot in table).values())) == 1  # every bot, as many tables
     shuffled = bots[:]
     random.Random(seed).shuffle(shuffled)
     assert sampled_tables(shuffled, k, meetings, seed) == tables  # the config's order does not matter
