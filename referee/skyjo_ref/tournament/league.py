@@ -144,11 +144,6 @@ def sampled_tables(
     return sorted(tuple(sorted(points[(b + shift) % n] for b in block)) for block in blocks for shift in range(n))
 
 
-def _distance(a: int, b: int, n: int) -> int:
-    d = (a - b) % n
-    return min(d, n - d)
-
-
 def cyclic_blocks(n: int, k: int, meetings: int, seed: int | str = 0) -> list[tuple[int, ...]] | None:
     """Base tables of ``Z_n`` whose developments give every pair ``L`` or ``L + 1`` tables, ``L >= meetings``.
 
