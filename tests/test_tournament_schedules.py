@@ -16,12 +16,15 @@ from hypothesis import strategies as st
 from skyjo_ref.tournament.config import ConfigError, load_config
 from skyjo_ref.tournament.league import (
     ScheduleError,
+    cyclic_blocks,
     full_meetings,
     gauntlet_tables,
     league_games,
     min_sample_tables,
     sampled_tables,
+    schonheim_tables,
 )
+from skyjo_ref.tournament.shard import Shard
 from test_tournament_run import cli, setup_folder, write_config
 
 
@@ -38,15 +41,14 @@ def pair_counts(tables: list[tuple[str, ...]], bots: list[str]) -> Counter[tuple
 
 @st.composite
 def leagues(draw: st.DrawFn) -> tuple[int, int, int]:
-    """(bots, players per table, meetings) where the search is quick enough for a test."""
+    """(bots, players per table, meetings): 3 to 40 bots, 2 to 8 players, 1 to 3 meetings."""
     k = draw(st.integers(2, 8))
-    top = 40 if k <= 5 else 10
-    n = draw(st.integers(max(3, k), top))
-    meetings = draw(st.integers(1, min(2 if n <= 24 else 1, full_meetings(n, k))))
+    n = draw(st.integers(max(3, k), 40))
+    meetings = draw(st.integers(1, min(3, full_meetings(n, k))))
     return n, k, meetings
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(leagues(), st.integers(0, 3))
 def test_a_sample_is_balanced_and_deterministic(league: tuple[int, int, int], seed: int) -> None:
     n, k, meetings = league
@@ -56,6 +58,7 @@ def test_a_sample_is_balanced_and_deterministic(league: tuple[int, int, int], se
     counts = pair_counts(tables, bots).values()
     assert min(counts) >= meetings and max(counts) - min(counts) <= 1  # every pair, within one
     assert min_sample_tables(n, k, meetings) <= len(tables) <= math.comb(n, k)
+    assert len(set(Counter(bot for table in tables for bot in table).values())) == 1  # every bot, as many tables
     shuffled = bots[:]
     random.Random(seed).shuffle(shuffled)
     assert sampled_tables(shuffled, k, meetings, seed) == tables  # the config's order does not matter
@@ -69,6 +72,46 @@ def test_a_sample_is_balanced_and_deterministic(league: tuple[int, int, int], se
         assert len(per_seat) == 1
 
 
+@pytest.mark.parametrize(("n", "k", "meetings"), [(100, 4, 1), (100, 7, 1), (100, 3, 2), (40, 8, 1)])
+def test_big_leagues_are_balanced_and_near_the_lower_bound(n: int, k: int, meetings: int) -> None:
+    bots = names(n)
+    tables = sampled_tables(bots, k, meetings, 5)
+    assert len(set(tables)) == len(tables)
+    counts = pair_counts(tables, bots).values()
+    assert min(counts) >= meetings and max(counts) - min(counts) <= 1
+    # a cyclic design has n tables per base table: within one base table of the lower bound's
+    assert schonheim_tables(n, k, meetings) <= len(tables) <= schonheim_tables(n, k, meetings) + 2 * n
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 40), st.integers(2, 8), st.integers(1, 2), st.integers(0, 3))
+def test_base_tables_cover_every_distance_within_one(n: int, k: int, meetings: int, seed: int) -> None:
+    """The design's invariant: turning the base tables round Z_n gives every pair L or L + 1 tables."""
+    if k > n or meetings > full_meetings(n, k):
+        return
+    blocks = cyclic_blocks(n, k, meetings, seed)
+    if blocks is None:  # none found below the round robin's size: sampled_tables plays the round robin
+        assert sampled_tables(names(n), k, meetings, seed) == list(itertools.combinations(names(n), k))
+        return
+    developed = {tuple(sorted((b + t) % n for b in block)) for block in blocks for t in range(n)}
+    assert len(developed) == n * len(blocks)  # no table twice
+    counts = Counter(pair for table in developed for pair in itertools.combinations(table, 2))
+    values = [counts[pair] for pair in itertools.combinations(range(n), 2)]
+    assert min(values) >= meetings and max(values) - min(values) <= 1
+
+
+def test_shards_partition_a_sample() -> None:
+    tables = sampled_tables(names(30), 4, 1, 3)
+    games = league_games(tables, 4, 2)
+    shards = [Shard(i, 7).select(games) for i in range(1, 8)]
+    assert sorted(g for shard in shards for g in shard) == sorted(games)  # every game in exactly one shard
+    blocks = [len({g.block for g in shard}) for shard in shards]
+    assert max(blocks) - min(blocks) <= 1
+    for shard in shards:  # a block is never split
+        per_block = Counter(g.block for g in shard)
+        assert set(per_block.values()) == {4}
+
+
 def test_a_sample_of_a_big_league_is_small_and_its_size_is_measured() -> None:
     tables = sampled_tables(names(30), 4, 1, 2026)
     counts = pair_counts(tables, names(30)).values()
@@ -77,7 +120,7 @@ def test_a_sample_of_a_big_league_is_small_and_its_size_is_measured() -> None:
 
 
 def test_adding_a_bot_keeps_game_identities() -> None:
-    """The sample is recomputed, but a table's games keep their keys, so stored games stay valid."""
+    """The sample is recomputed (the circle has one more point), but game keys name only their table."""
     before = sampled_tables(names(12), 3, 1, 7)
     after = sampled_tables(names(13), 3, 1, 7)
     old_keys = {g.key for g in league_games(before, 3, 2)}

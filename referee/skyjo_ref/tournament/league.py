@@ -9,7 +9,8 @@ store's fingerprint leaves the kind out: a gauntlet's or a sample's games are ro
 - ``gauntlet``: each challenger with every combination of ``players_per_game - 1`` field bots (the
   bots that are not challengers); challengers never share a table.
 - ``sampled``: a deterministic sample in which every pair of bots shares at least ``meetings``
-  tables and any two pairs' counts differ by at most one (see :func:`sampled_tables`).
+  tables and any two pairs' counts differ by at most one: a cyclic design (see
+  :func:`sampled_tables` and :func:`cyclic_blocks`).
 """
 
 from __future__ import annotations
@@ -97,6 +98,12 @@ def min_sample_tables(bots: int, players_per_game: int, meetings: int) -> int:
     return math.ceil(meetings * math.comb(bots, 2) / math.comb(players_per_game, 2))
 
 
+def schonheim_tables(bots: int, players_per_game: int, meetings: int) -> int:
+    """A lower bound on a sample's tables: each bot needs ``ceil(meetings (n - 1) / (k - 1))`` tables."""
+    per_bot = math.ceil(meetings * (bots - 1) / (players_per_game - 1))
+    return max(math.ceil(bots * per_bot / players_per_game), min_sample_tables(bots, players_per_game, meetings))
+
+
 def _rank(seed: int | str, *names: str) -> bytes:
     """A seeded tie-break that depends on the names only, not on which other bots are in the league."""
     return hashlib.sha256("\x00".join((str(seed), *names)).encode()).digest()[:8]
@@ -107,15 +114,12 @@ def sampled_tables(
 ) -> list[tuple[str, ...]]:
     """A sample of tables in which every pair of bots shares ``meetings`` tables or more, all within one.
 
-    The design: ``T`` tables, from the fewest that can give every pair ``meetings``
-    (:func:`min_sample_tables`) upwards. For a given ``T`` the pair counts must all be ``L`` or
-    ``L + 1``, with ``L = floor(T * C(k, 2) / C(n, 2))`` the mean rounded down. A greedy start
-    (each table from the least-met pair, then the bots that met its members least) is repaired
-    by a seeded local search: take a pair outside ``[L, L + 1]`` and swap one bot of one table
-    to move it back, keeping swaps that do not make the total distance worse. Found: that
-    sample. Not found within the search budget: one more table. The round robin is balanced, so
-    it ends there at worst. A table is never chosen twice; each plays every deal in every
-    rotation, so every bot sits in every seat equally often.
+    A cyclic design (see :func:`cyclic_blocks`): the bots sit on the points of ``Z_n`` in a
+    seeded order of their names; ``s`` base tables are found whose differences cover every
+    difference ``d`` and ``-d`` mod ``n`` ``L`` or ``L + 1`` times, and each base table is turned
+    round the circle (``{b + t mod n}`` for every ``t``). Two bots ``d`` apart then share exactly
+    as many tables as the base tables hold pairs at distance ``d``, so every pair's count is
+    ``L`` or ``L + 1``. No cyclic design found: the round robin, which is balanced.
     """
     k = players_per_game
     names = sorted(bots)
@@ -133,110 +137,131 @@ def sampled_tables(
             f"expected meetings from 1 to {most}"
         )
     everything = math.comb(n, k)
-    count = min_sample_tables(n, k, meetings)
-    while count < everything:
-        found = _balanced_sample(n, k, count, seed, [_rank(seed, name) for name in names])
+    blocks = cyclic_blocks(n, k, meetings, seed)
+    if blocks is None or len(blocks) * n >= everything:
+        return tables(names, k)
+    points = sorted(names, key=lambda name: (_rank(seed, name), name))  # point i of Z_n is points[i]
+    return sorted(tuple(sorted(points[(b + shift) % n] for b in block)) for block in blocks for shift in range(n))
+
+
+def cyclic_blocks(n: int, k: int, meetings: int, seed: int | str = 0) -> list[tuple[int, ...]] | None:
+    """Base tables of ``Z_n`` whose developments give every pair ``L`` or ``L + 1`` tables, ``L >= meetings``.
+
+    A pair of bots at distance ``d`` (``1 <= d <= n // 2``) shares one developed table for each
+    pair of a base table at distance ``d``, two for distance ``n / 2`` (the pair is met from
+    both ends). So the search is over ``s`` base tables only, its state the ``n // 2`` distance
+    counts: a seeded local search moves one point of one base table at a time. ``s`` starts at
+    the fewest that can give every distance ``meetings`` and grows when no design is found
+    within the budget; None when it reaches the round robin's size.
+    """
+    classes = n // 2
+    weight = [0] + [2 if 2 * d == n else 1 for d in range(1, classes + 1)]
+    per_block = math.comb(k, 2)
+    rng = random.Random(f"{seed}/cyclic/{n}/{k}/{meetings}")
+    count = max(1, math.ceil(meetings * classes / per_block))
+    everything = math.comb(n, k)
+    while count * n < everything:
+        found = _cyclic_search(n, k, meetings, count, weight, rng)
         if found is not None:
-            return sorted(tuple(names[i] for i in table) for table in found)
-        count += max(1, count // 5)
-    return tables(names, k)
+            return found
+        count += 1
+    return None
 
 
-def _balanced_sample(
-    n: int, k: int, count: int, seed: int | str, bot_rank: Sequence[bytes]
+def _cyclic_search(
+    n: int, k: int, meetings: int, count: int, weight: Sequence[int], rng: random.Random
 ) -> list[tuple[int, ...]] | None:
-    """``count`` distinct tables whose pair counts are all ``L`` or ``L + 1``, or None if none was found."""
-    pairs = math.comb(n, 2)
-    low = count * math.comb(k, 2) // pairs
-    met = [[0] * n for _ in range(n)]
-    sat = [0] * n
-    chosen: list[list[int]] = []
-    taken: set[tuple[int, ...]] = set()
+    """``count`` base tables with every distance covered ``L`` or ``L + 1`` times, or None."""
+    classes = n // 2
+    low = max(meetings, count * math.comb(k, 2) // classes)
+    dist = [min(i, n - i) for i in range(n)]
+    budget = 100 + 20 * classes  # bounded: a miss adds one base table (n tables), never loops
+    cover = [0] * (classes + 1)
+    blocks = [sorted([0, *rng.sample(range(1, n), k - 1)]) for _ in range(count)]
+    for block in blocks:
+        for a, b in itertools.combinations(block, 2):
+            d = dist[(a - b) % n]
+            cover[d] += weight[d]
 
     def off(c: int) -> int:
-        """How far a pair count is from ``[low, low + 1]``."""
         return low - c if c < low else c - low - 1 if c > low + 1 else 0
 
-    def add(table: list[int], step: int) -> None:
-        for x, y in itertools.combinations(table, 2):
-            met[x][y] += step
-            met[y][x] += step
-        for member in table:
-            sat[member] += step
+    wrong = {d for d in range(1, classes + 1) if off(cover[d])}
 
-    # greedy start: each table from the least-met pair, then the bots that met its members least
-    for _ in range(count):
-        a, b = min(
-            itertools.combinations(range(n), 2),
-            key=lambda p: (met[p[0]][p[1]], sat[p[0]] + sat[p[1]], bot_rank[p[0]], bot_rank[p[1]]),
-        )
-        members = [a, b]
-        while len(members) < k:
-            rest = [c for c in range(n) if c not in members]
-            rest.sort(key=lambda c: (max(met[p][c] for p in members), sum(met[p][c] for p in members), sat[c]))
-            for c in rest:  # the last member: the best one that makes a table not chosen yet
-                if len(members) < k - 1 or tuple(sorted([*members, c])) not in taken:
-                    members.append(c)
-                    break
+    def change(point: int, others: Sequence[int], step: int) -> None:
+        for other in others:
+            d = dist[(point - other) % n]
+            cover[d] += step * weight[d]
+            if off(cover[d]):
+                wrong.add(d)
             else:
-                # every completion is taken: the first table not chosen yet
-                spare = next(t for t in itertools.combinations(range(n), k) if t not in taken)
-                members = list(spare)
-        table = sorted(members)
-        chosen.append(table)
-        taken.add(tuple(table))
-        add(table, 1)
+                wrong.discard(d)
 
-    wrong = {(x, y) for x, y in itertools.combinations(range(n), 2) if off(met[x][y])}
-    homes: list[set[int]] = [set() for _ in range(n)]  # the tables each bot sits at
-    for index, table in enumerate(chosen):
-        for member in table:
-            homes[member].add(index)
-    rng = random.Random(f"{seed}/sample/{n}/{k}/{count}")
-    for _ in range(400 + 20 * count):
+    def delta(leaving: int, entering: int, others: Sequence[int]) -> int:
+        """The change of the total distance from the band if ``leaving`` gave its place to ``entering``."""
+        moved: dict[int, int] = {}
+        for other in others:
+            d = dist[(leaving - other) % n]
+            moved[d] = moved.get(d, 0) - weight[d]
+            d = dist[(entering - other) % n]
+            moved[d] = moved.get(d, 0) + weight[d]
+        return sum(off(cover[d] + step) - off(cover[d]) for d, step in moved.items())
+
+    for _ in range(budget):
         if not wrong:
-            return [tuple(t) for t in chosen]
-        # a pair out of range; move one bot of one table to bring it back
-        x, y = rng.choice(sorted(wrong))
-        if rng.random() < 0.5:
-            x, y = y, x
-        if met[x][y] < low:  # too few meetings: a table with x (not y) takes y instead of someone
-            moves = [(i, m, y) for i in homes[x] - homes[y] for m in chosen[i] if m != x]
-        else:  # too many: a table with both lets y go for someone else
-            moves = [(i, y, c) for i in homes[x] & homes[y] for c in range(n) if c not in chosen[i]]
-        scored: list[tuple[int, bytes, int, int, int]] = []
-        for index, leave, enter in moves:
-            candidate = tuple(sorted([m for m in chosen[index] if m != leave] + [enter]))
-            if candidate in taken:
-                continue
-            delta = 0
-            for m in chosen[index]:
-                if m != leave:
-                    delta += off(met[m][leave] - 1) - off(met[m][leave])
-                    delta += off(met[m][enter] + 1) - off(met[m][enter])
-            scored.append((delta, rng.randbytes(4), index, leave, enter))
-        if not scored:
+            break
+        d = rng.choice(sorted(wrong))
+        moves: list[tuple[int, int, int]] = []  # (block, leaving, entering)
+        some = rng.sample(range(count), min(count, 4))  # a few base tables: the moves stay cheap
+        if cover[d] < low:  # put a point at distance d from a point of some base table
+            for index in some:
+                block = blocks[index]
+                for anchor in block:
+                    for entering in ((anchor + d) % n, (anchor - d) % n):
+                        if entering and entering not in block:
+                            moves.extend((index, leaving, entering) for leaving in block if leaving not in (0, anchor))
+        else:  # one point of a pair at distance d leaves
+            for index, block in enumerate(blocks):  # (every base table: the pair may be in any)
+                for a, b in itertools.combinations(block, 2):
+                    if dist[(a - b) % n] == d:
+                        for leaving in (a, b):
+                            if leaving:
+                                moves.extend(
+                                    (index, leaving, e)
+                                    for e in rng.sample(range(1, n), min(n - 1, 24))
+                                    if e not in block
+                                )
+        if not moves:
             continue
-        delta, _, index, leave, enter = min(scored)
-        if delta > 0 and rng.random() < 0.3:  # stuck: sometimes a random move, to get out
-            delta, _, index, leave, enter = rng.choice(scored)
-        old = chosen[index]
-        new = sorted([m for m in old if m != leave] + [enter])
-        others = [m for m in old if m != leave]
-        for m in others:
-            for a, b, step in ((m, leave, -1), (m, enter, 1)):
-                met[a][b] += step
-                met[b][a] += step
-                pair = (a, b) if a < b else (b, a)
-                if off(met[a][b]):
-                    wrong.add(pair)
-                else:
-                    wrong.discard(pair)
-        sat[leave] -= 1
-        sat[enter] += 1
-        homes[leave].discard(index)
-        homes[enter].add(index)
-        taken.discard(tuple(old))
-        taken.add(tuple(new))
-        chosen[index] = new
-    return [tuple(t) for t in chosen] if not wrong else None
+        if len(moves) > 48:  # a seeded share of them: the search needs many cheap steps, not best ones
+            moves = rng.sample(moves, 48)
+        scored = [
+            (
+                delta(leaving, entering, [o for o in blocks[i] if o != leaving]),
+                rng.getrandbits(20),
+                i,
+                leaving,
+                entering,
+            )
+            for i, leaving, entering in moves
+        ]
+        best = min(scored)
+        if best[0] > 0 and rng.random() < 0.3:  # stuck: sometimes any of these moves, to get out
+            best = rng.choice(scored)
+        _, _, index, leaving, entering = best
+        others = [o for o in blocks[index] if o != leaving]
+        change(leaving, others, -1)
+        change(entering, others, 1)
+        blocks[index] = sorted([*others, entering])
+    current = len(wrong)
+    if current:
+        return None
+    orbits = set()
+    for block in blocks:
+        turns = [tuple(sorted((b + t) % n for b in block)) for t in range(n)]
+        if len(set(turns)) < n:  # a block equal to one of its own turns would repeat tables
+            return None
+        orbits.add(min(turns))
+    if len(orbits) < count:  # two base tables of one orbit would repeat tables
+        return None
+    return [tuple(block) for block in blocks]
