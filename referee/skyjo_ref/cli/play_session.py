@@ -182,8 +182,12 @@ async def play(
         if client is not None:
             client.stop()
         if client_task is not None:
+            # asyncio.timeout, not wait_for (whose 3.11 version can return as if nothing happened when
+            # cancelled); the client's own end or failure is no error here, and the bots and the referee
+            # below are stopped whatever happens
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(client_task, 5.0)
+                async with asyncio.timeout(5.0):
+                    await client_task
         for process in managed:
             await process.stop()
         outcome.crashes = {name: list(p.faults) for name, p in processes.items() if p.faults}
