@@ -11,7 +11,6 @@ import json
 import os
 import pty
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -424,14 +423,14 @@ def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Pa
 
 def test_a_remote_bot_plays_with_its_own_token(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
-    with socket.socket() as probe:  # a free loopback port for the referee to listen on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # a fixed address the bot knows in advance: a Unix socket in the test's folder (a free TCP port found by a
+    # probe could be taken by another test's server before the referee binds it)
+    address = "unix:referee.sock"  # relative: both processes run in the folder
     token = "remote-token-1234"
     bots = f"  - {{name: greedy, builtin: greedy}}\n  - {{name: far, remote: {{token: {token}}}}}\n"
     config = write_config(folder, bots, deals=1)
-    config.write_text(config.read_text().replace("bots:\n", f"referee: {{listen: '127.0.0.1:{port}'}}\nbots:\n"))
-    env = {**os.environ, "SKYJO_ADDR": f"127.0.0.1:{port}", "SKYJO_TOKEN": token}
+    config.write_text(config.read_text().replace("bots:\n", f"referee: {{listen: '{address}'}}\nbots:\n"))
+    env = {**os.environ, "SKYJO_ADDR": address, "SKYJO_TOKEN": token}
     remote = subprocess.Popen(
         [sys.executable, "-m", "skyjo_bot", "run", "bots/low.py", "--give-up", "20"],
         cwd=folder,
