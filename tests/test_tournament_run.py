@@ -70,6 +70,34 @@ BOT_SOURCE = textwrap.dedent(
 )
 
 
+#: Appended to a bot class whose ``decide`` is renamed ``_play`` (see :func:`holding`): with HOLD_AFTER=n in its
+#: environment, once n of its games are over it touches HOLD_FILE and never answers again (until stopped: its
+#: event loop stays free for SIGTERM). A run then cannot end by itself: a test stops it at a point it has seen,
+#: however fast or slow the machine. Without HOLD_AFTER it plays exactly as ``_play`` does.
+HOLD_WHEN_TOLD = """
+    finished = 0
+
+    def on_game_over(self, result):
+        self.finished += 1
+
+    async def decide(self, view):
+        import asyncio
+        import os
+
+        after = os.environ.get("HOLD_AFTER")
+        if after is not None and self.finished >= int(after):
+            open(os.environ["HOLD_FILE"], "a").close()
+            await asyncio.Event().wait()
+        return self._play(view)
+"""
+
+
+def holding(source: str) -> str:
+    """``source`` (one bot class, its ``decide`` last) with :data:`HOLD_WHEN_TOLD` added to the class."""
+    assert source.count("    def decide(") == 1 and source.rstrip().endswith(")")
+    return source.replace("    def decide(", "    def _play(", 1) + HOLD_WHEN_TOLD
+
+
 def setup_folder(tmp_path: Path) -> Path:
     (tmp_path / "bots").mkdir(parents=True, exist_ok=True)
     (tmp_path / "bots" / "low.py").write_text(BOT_SOURCE, encoding="utf-8")
@@ -223,17 +251,22 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
     assert whole.returncode == 0, whole.stderr
 
     folder = setup_folder(tmp_path / "killed")
+    (folder / "bots" / "low.py").write_text(holding(BOT_SOURCE), encoding="utf-8")  # the same play, and a hold
     write_config(folder, THREE_BOTS, deals=4)
     db = folder / "out" / "results.sqlite"
-    proc = subprocess.Popen(
+    held = folder / "holding"
+    proc = subprocess.Popen(  # low holds after 6 of its games: the kill comes mid-run, never after the end
         [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOLD_AFTER": "6", "HOLD_FILE": str(held)},
     )
-    deadline = time.monotonic() + 90
-    while stored_count(db) < 6 and time.monotonic() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 90  # a failure detector: the run cannot end by itself
+    while not (held.exists() and stored_count(db) >= 6) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    assert proc.poll() is None, "the tournament ended before the test killed it"
+    assert held.exists() and stored_count(db) >= 6, "no game held and six stored within 90 s"
     bots = child_pids(proc.pid)  # bot processes run in their own process groups
     proc.kill()  # kill -9, then the bots too, as a power cut would
     for pid in bots:
@@ -243,6 +276,7 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
     before = stored_count(db)
     assert 6 <= before < 24
 
+    # no HOLD_AFTER now: low plays to the end
     resumed = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{24 - before} games played" in " ".join(resumed.stderr.split())
