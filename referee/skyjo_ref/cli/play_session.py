@@ -209,14 +209,17 @@ def _seat_names(human: str, bots: Sequence[BotSpec], seat: int) -> list[str]:
 
 
 async def _wait_welcome(client: BotClient, task: asyncio.Task[None]) -> None:
-    """Until the person's client holds a session (the referee answered Hello)."""
-    deadline = asyncio.get_running_loop().time() + CONNECT_TIMEOUT_S
-    while client.stats.sessions == 0:
-        if task.done():
-            raise PlayError(f"could not join the referee: {_client_failure(task)}")
-        if asyncio.get_running_loop().time() > deadline:
-            raise PlayError(f"could not join the referee at {client.addr} within {CONNECT_TIMEOUT_S:.0f} s")
-        await asyncio.sleep(0.02)
+    """Until the person's client holds a session (the referee answered Hello), or its task ends."""
+    welcomed = asyncio.ensure_future(client.welcomed.wait())
+    try:
+        await asyncio.wait({welcomed, task}, timeout=CONNECT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        welcomed.cancel()
+    if client.welcomed.is_set():
+        return
+    if task.done():
+        raise PlayError(f"could not join the referee: {_client_failure(task)}")
+    raise PlayError(f"could not join the referee at {client.addr} within {CONNECT_TIMEOUT_S:.0f} s")
 
 
 def _client_failure(task: asyncio.Task[None]) -> str:
