@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from skyjo_ref import records
+from skyjo_ref.execution.dask_backend import BATCH, backend_factory, in_flight
+from skyjo_ref.execution.executor import Executor
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import TournamentConfig, parse_config
-from skyjo_ref.tournament.dask_backend import BATCH, backend_factory, in_flight
-from skyjo_ref.tournament.executor import Executor
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store, StoredGame
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 from distributed import Client, LocalCluster
+from skyjo_ref.execution.dask_backend import backend_factory
+from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, load_config
-from skyjo_ref.tournament.dask_backend import backend_factory
-from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.store import Store, StoredGame
 from test_tournament_run import BOT_SOURCE, THREE_BOTS, cli, setup_folder, stored_count, tables_json, write_config
 

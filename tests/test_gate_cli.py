@@ -229,9 +229,3 @@ NOISY_DECIDE = """
         print("deciding")
         return self._quiet(view)
 """
-
-
-def test_in_process_cannot_run_on_dask_workers(tmp_path: Path) -> None:
-    result = gate(MINIMAL, "greedy", "--in-process", "--executor", "processes:1", cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert "--in-process" in result.stderr and "--executor" in result.stderr

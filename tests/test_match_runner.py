@@ -241,3 +241,17 @@ def test_the_record_keeps_each_decision_time_per_seat_in_meta() -> None:
     assert [len(t) for t in times] == own_actions  # one time per action (nobody forfeited)
     assert times[0][0] >= 20.0 > max(times[0][1:])
     assert round(max(times[0]), 1) == timings[0]["max_ms"]
+
+
+def test_a_slice_of_a_match_plays_its_games_exactly_as_the_whole_match() -> None:
+    """first_game: games g.. of a match on their own (how match --executor spreads a match over workers)."""
+    from skyjo_bot.types import TimeControl as Tc
+    from skyjo_ref.server.server import spec_from_proto, spec_to_proto
+
+    seats = (SeatSpec.of_builtin("random"), SeatSpec.of_builtin("greedy"))
+    whole = builtin_match(MatchSpec(seats=seats, games=5, seed="7", rotate_seats=True))
+    slices = [MatchSpec(seats=seats, games=1, seed="7", rotate_seats=True, first_game=g) for g in range(5)]
+    parts = [builtin_match(part) for part in slices]
+    assert [without_timings(p[0]) for p in parts] == [without_timings(r) for r in whole]
+    spec = MatchSpec(seats=seats, games=2, seed="7", first_game=3)
+    assert spec_from_proto(spec_to_proto(spec), Tc()) == spec  # it crosses gRPC

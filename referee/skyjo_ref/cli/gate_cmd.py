@@ -29,12 +29,13 @@ from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
 from skyjo_ref.cli.gate_view import PLAIN_EVERY_GAMES, PLAIN_EVERY_S, GateProgress, final_lines, markdown
 from skyjo_ref.cli.markdown import MarkdownOption
 from skyjo_ref.cli.options import check_json_target, rules_from_cli, time_control_from_cli, write_json
+from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
@@ -186,7 +187,8 @@ def gate(
         typer.Option(
             "--in-process",
             help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds.",
+            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
+            "With a Dask --executor: inside each worker's process.",
         ),
     ] = False,
 ) -> None:
@@ -236,11 +238,7 @@ def gate(
         luck=luck_adjust,
         shard=shard,
     )
-    backend, spec = _backend(executor_text, spec)
-    if in_process and backend is not None:
-        raise errors.UserError(
-            f"--in-process plays Python bots inside this process: it cannot be combined with --executor {executor_text}"
-        )
+    backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
     store = _open_store(spec, new, stderr)
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
@@ -327,7 +325,7 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     return store
 
 
-def _backend(text: str | None, spec: GateSpec) -> tuple[runner.BackendFactory | None, GateSpec]:
+def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:
     """--executor: the Dask backend (checked before the store is touched) and the spec with the games to keep
     submitted; None and the spec unchanged for the local referee."""
     if text is None:
@@ -338,10 +336,10 @@ def _backend(text: str | None, spec: GateSpec) -> tuple[runner.BackendFactory | 
         raise errors.UserError(f"--executor: {exc}") from None
     if executor.is_local:
         return None, spec
-    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor, in_flight
+    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
 
     try:
-        check_executor(spec.tournament_config(), executor)
+        check_executor(spec.tournament_config().room(), executor)
     except runner.TournamentBotError as exc:
         raise errors.UserError(str(exc)) from None
     factory = backend_factory(executor, spec.concurrency)
@@ -353,7 +351,7 @@ def _run(
     store: Store,
     on_update: Callable[[GateTracker, int], None],
     observer: _Observer,
-    backend: runner.BackendFactory | None = None,
+    backend: BackendFactory | None = None,
 ) -> GateRun:
     """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
 

@@ -1,6 +1,7 @@
 """``skyjo-ref match BOT BOT...``: play games between bots and say who is better, and how sure.
 
-Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup`, render.
+Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup` (or, with ``--executor processes|tcp://...``,
+:func:`skyjo_ref.execution.match.play_lineup_on` on Dask workers), render.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import contextlib
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +25,9 @@ from skyjo_ref.cli import errors
 from skyjo_ref.cli.failures import show_failures
 from skyjo_ref.cli.options import check_json_target, rules_from_cli, table_console, time_control_from_cli, write_json
 from skyjo_ref.cli.plain import print_table
+from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.types import RunUnfinished
+from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.stats import summarize
 from skyjo_ref.players import BotSpec, BotSpecError, ManagedBot, parse_bot_spec
 from skyjo_ref.records import save
@@ -37,6 +42,8 @@ from skyjo_ref.server.lineup import (
 )
 
 _DEFAULT_TC = TimeControl()
+#: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
+DASK_CONNECT_TIMEOUT_S = 30.0
 
 
 def register(app: typer.Typer) -> None:
@@ -98,14 +105,21 @@ def match(
     ] = None,
     connect_timeout: Annotated[
         float,
-        typer.Option("--connect-timeout", metavar="SECONDS", min=1, help="How long a remote:NAME bot has to connect."),
+        typer.Option(
+            "--connect-timeout",
+            metavar="SECONDS",
+            min=1,
+            help="How long a remote:NAME bot has to connect (with --executor: bot processes and the first worker; "
+            "default there 30).",
+        ),
     ] = REMOTE_CONNECT_TIMEOUT_S,
     in_process: Annotated[
         bool,
         typer.Option(
             "--in-process",
             help="Play Python bot files inside this process, without gRPC: fast, for your own trusted bots only "
-            "(no isolation: such a bot can read the referee's memory). The time control still holds.",
+            "(no isolation: such a bot can read the referee's memory). The time control still holds. "
+            "With a Dask --executor: inside each worker's process.",
         ),
     ] = False,
     concurrency: Annotated[
@@ -114,6 +128,16 @@ def match(
             "--concurrency", "-j", min=1, help="Games at once (results equal those of 1 for deterministic bots)."
         ),
     ] = 1,
+    executor_text: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="EXECUTOR",
+            help="Where games run: local (default), processes[:N] (a Dask LocalCluster) or tcp://HOST:PORT "
+            "(a running Dask scheduler); see docs/scale-out.md.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
@@ -142,7 +166,12 @@ def match(
         except OSError as exc:
             raise errors.UserError(f"--records {records}: cannot create the folder: {exc.strerror or exc}") from None
 
-    log_dir = _log_folder(logs, [s for s in specs if not (in_process and s.kind == "python")])
+    executor = _executor(executor_text, referee, logs)
+    if not executor.is_local:
+        seed = seed or new_seed()  # every worker plays its games of the same match
+    log_dir = None
+    if executor.is_local:
+        log_dir = _log_folder(logs, [s for s in specs if not (in_process and s.kind == "python")])
     terminal = stderr.is_terminal
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -169,6 +198,10 @@ def match(
         task = asyncio.current_task()
         assert task is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        if not executor.is_local:
+            return await _play_on_dask(
+                executor, lineup, games, seed, rule_set, tc, connect_timeout, in_process, concurrency, on_game
+            )
         return await play_lineup(
             lineup,
             games=games,
@@ -195,8 +228,9 @@ def match(
         stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
         _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, "interrupted", 130)
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
-    except (BotNeverConnected, RefereeError, OSError) as exc:
-        message = str(exc) if isinstance(exc, (BotNeverConnected, RefereeError)) else f"cannot start the referee: {exc}"
+    except (BotNeverConnected, RefereeError, RunUnfinished, OSError) as exc:
+        known = (BotNeverConnected, RefereeError, RunUnfinished)
+        message = str(exc) if isinstance(exc, known) else f"cannot start the referee: {exc}"
         if played:  # the games before the stop are shown and in the JSON, with why it stopped
             _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, message, 3)
         raise errors.Unfinished(message) from None
@@ -209,6 +243,71 @@ def match(
     _finish(result, specs, rule_set, json_file, stopped, errors.EXIT_UNFINISHED if stopped else errors.EXIT_OK)
     if stopped:
         raise errors.Unfinished(stopped)
+
+
+def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:
+    """``--executor``, checked: a Dask executor runs a referee and the bot processes per worker, so it cannot use
+    ``--referee``, and the bots' output stays on the workers (no ``--logs``)."""
+    if text is None:
+        return Executor()
+    try:
+        executor = Executor.parse(text)
+    except ExecutorError as exc:
+        raise errors.UserError(f"--executor: {exc}") from None
+    if not executor.is_local and referee is not None:
+        raise errors.UserError(
+            f"--executor {text}: every Dask worker runs its own referee; --referee works only with --executor local"
+        )
+    if not executor.is_local and logs is not None:
+        raise errors.UserError(
+            f"--executor {text}: bot processes run on the Dask workers and keep their output there "
+            "(skyjo-ref-worker-* folders); --logs works only with --executor local"
+        )
+    return executor
+
+
+async def _play_on_dask(
+    executor: Executor,
+    lineup: Lineup,
+    games: int,
+    seed: str,
+    rules: Rules,
+    tc: TimeControl,
+    connect_timeout: float,
+    in_process: bool,
+    concurrency: int,
+    on_game: Callable[[FinishedGame], None],
+) -> LineupResult:
+    """The match's games on Dask workers (each game a slice of the same match): the local result."""
+    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
+    from skyjo_ref.execution.match import lineup_room, play_lineup_on
+    from skyjo_ref.execution.types import BotCannotRun
+
+    room = lineup_room(
+        lineup,
+        rules=rules,
+        time_control=tc,
+        # the tournament's default unless given: how long bot processes, and the first worker, have to connect
+        connect_timeout_s=DASK_CONNECT_TIMEOUT_S if connect_timeout == REMOTE_CONNECT_TIMEOUT_S else connect_timeout,
+        output=Path(tempfile.gettempdir()),
+        in_process=in_process,
+    )
+    try:
+        check_executor(room, executor)
+    except BotCannotRun as exc:
+        raise LineupError(str(exc).replace("use executor local", "use --executor local")) from None
+    backend = backend_factory(executor, concurrency)
+    assert backend is not None, "a Dask executor has a backend"
+    return await play_lineup_on(
+        backend,
+        room,
+        lineup,
+        games=games,
+        seed=seed,
+        concurrency=in_flight(executor, concurrency),
+        on_game=on_game,
+        notice=lambda text: typer.echo(text, err=True),
+    )
 
 
 def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:

@@ -31,9 +31,10 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
+from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
-from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
@@ -307,15 +308,15 @@ class _Outputs:
             markdown.write_markdown(self.markdown_file, text)
 
 
-def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[runner.BackendFactory | None, int | None]:
+def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[BackendFactory | None, int | None]:
     """The Dask backend for a non-local executor (checked before the store is touched) and the games to keep
     submitted; the defaults for local."""
     if config.executor.is_local:
         return None, concurrency
-    from skyjo_ref.tournament.dask_backend import backend_factory, check_executor, in_flight
+    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
 
     try:
-        check_executor(config, config.executor)
+        check_executor(config.room(), config.executor)
     except runner.TournamentBotError as exc:
         raise errors.UserError(str(exc)) from None
     slots = concurrency or config.concurrency

@@ -1,7 +1,7 @@
 """Run a gate: count what the store holds, then play deal blocks on the referee until the test decides.
 
 The games are played by the tournament's machinery (the referee backend and
-the execution layer, :mod:`skyjo_ref.tournament.play`) into a tournament store,
+the execution layer, :mod:`skyjo_ref.execution.play`) into a tournament store,
 so a gate stopped any way (Ctrl-C, kill -9, a cancelled CI job) resumes from
 its store and reaches the verdict an uninterrupted run would.
 """
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.gate.spec import GateSpec
 from skyjo_ref.gate.tracker import GateTracker
-from skyjo_ref.tournament.play import play_games
-from skyjo_ref.tournament.runner import BackendFactory, Observer, QuietObserver
+from skyjo_ref.tournament.runner import Observer, QuietObserver
 from skyjo_ref.tournament.store import Store, StoredGame
 
 
@@ -64,7 +64,7 @@ async def run_gate(
     done_keys = store.finished_keys()
     todo = [g for g in spec.games() if g.key not in done_keys and g.deal >= tracker.next_deal]
     if backend is None:
-        from skyjo_ref.tournament.backend import referee_backend
+        from skyjo_ref.execution.backend import referee_backend
 
         backend = referee_backend
     config = spec.tournament_config()
@@ -76,7 +76,7 @@ async def run_gate(
         if on_update is not None:
             on_update(tracker, run.played)
 
-    async with backend(config, store, observer or QuietObserver()) as referee:
+    async with backend(config.room(), store, observer or QuietObserver()) as referee:
         await referee.prepare(todo[: 2 * spec.concurrency], spec.concurrency)
         await play_games(
             todo,

@@ -360,7 +360,7 @@ async def run_match(
         finished += 1
         await on_game(g, record)
 
-    tasks = [asyncio.create_task(one(g)) for g in range(spec.games)]
+    tasks = [asyncio.create_task(one(g)) for g in range(spec.first_game, spec.first_game + spec.games)]
     try:
         await asyncio.gather(*tasks)
     finally:

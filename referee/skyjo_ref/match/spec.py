@@ -42,6 +42,9 @@ class MatchSpec:
     ``meta.seed``. With ``rotate_seats`` each deal is played in every cyclic
     rotation of the seats before the next deal (``games`` should then be a
     multiple of the number of seats). ``concurrency``: games played at once.
+    ``first_game``: play games ``first_game`` to ``first_game + games - 1`` of
+    the match with this seed, each exactly as in the whole match (a slice of a
+    match: its games spread over several referees).
     """
 
     seats: tuple[SeatSpec, ...]
@@ -51,6 +54,7 @@ class MatchSpec:
     seed: str = ""
     rotate_seats: bool = False
     concurrency: int = 1
+    first_game: int = 0
 
     def check(self) -> None:
         """Raise :class:`MatchSpecError` naming the first thing that is wrong."""
@@ -74,5 +78,7 @@ class MatchSpec:
                 tokens.add(seat.token)
         if self.games < 1:
             raise MatchSpecError(f"games must be at least 1, got {self.games}")
+        if self.first_game < 0:
+            raise MatchSpecError(f"first_game must be 0 or more, got {self.first_game}")
         if self.concurrency < 1:
             raise MatchSpecError(f"concurrency must be at least 1, got {self.concurrency}")

@@ -724,6 +724,7 @@ def spec_from_proto(msg: pb.StartMatchRequest, default_tc: TimeControl) -> Match
         seed=msg.seed,
         rotate_seats=msg.rotate_seats,
         concurrency=max(1, msg.concurrency),
+        first_game=msg.first_game,
     )
 
 
@@ -742,6 +743,7 @@ def spec_to_proto(spec: MatchSpec) -> pb.StartMatchRequest:
         seed=spec.seed,
         rotate_seats=spec.rotate_seats,
         concurrency=spec.concurrency,
+        first_game=spec.first_game,
     )
 
 

@@ -26,9 +26,11 @@ from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeCon
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-exported: the config's referee part
+from skyjo_ref.execution.types import RoomConfig
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
-from skyjo_ref.tournament.executor import Executor, ExecutorError
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
@@ -84,15 +86,6 @@ class RatingConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class RefereeConfig:
-    """Where games are played: an in-process referee (``listen``) or a running one (``address``)."""
-
-    address: str | None = None
-    control_token: str | None = None
-    listen: str = "127.0.0.1:0"
-
-
-@dataclass(frozen=True, slots=True)
 class TournamentConfig:
     """A checked tournament config."""
 
@@ -113,7 +106,7 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
-    executor: Executor = field(default_factory=Executor)  # where games run (executor.py); --executor overrides it
+    executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -135,6 +128,18 @@ class TournamentConfig:
             if entry.name == name:
                 return entry
         raise KeyError(name)
+
+    def room(self) -> RoomConfig:
+        """The part of the config the execution layer needs to play its games (no ratings, no schedule)."""
+        return RoomConfig(
+            bots=self.bots,
+            rules=self.rules,
+            time_control=self.time_control,
+            players_per_game=self.players_per_game,
+            connect_timeout_s=self.connect_timeout_s,
+            output=self.output,
+            referee=self.referee,
+        )
 
 
 # ------------------------------------------------------------------ YAML with lines

@@ -15,28 +15,23 @@ every finished game.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from skyjo_ref.players import BotSpec
+from skyjo_ref.execution.play import BackendFactory, play_games
+from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
 from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.league import league_games
-from skyjo_ref.tournament.play import play_games
-from skyjo_ref.tournament.schedule import GameId, deal_match_seed
+from skyjo_ref.tournament.schedule import deal_match_seed
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
 
-
-class TournamentUnfinished(RuntimeError):
-    """The run stopped before its end (a bot or the referee failed); finished games are kept."""
-
-
-class TournamentBotError(TournamentUnfinished):
-    """A bot that cannot run at all as configured (it cannot be loaded): the user's input to fix."""
+#: The run stopped before its end (a bot or the referee failed); finished games are kept.
+TournamentUnfinished = RunUnfinished
+#: A bot that cannot run at all as configured (it cannot be loaded): the user's input to fix.
+TournamentBotError = BotCannotRun
 
 
 def fingerprint(config: TournamentConfig) -> dict[str, Any]:
@@ -94,26 +89,6 @@ class RunSummary:
     notes: list[str] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------- the referee
-
-
-class GameBackend(Protocol):
-    """Plays one game on a referee and returns its record (see :mod:`.backend`)."""
-
-    async def prepare(self, todo: Sequence[GameId], concurrency: int) -> None:
-        """Get ready for these games (start bot processes before the first game, not during play)."""
-
-    def ready(self, game: GameId) -> bool:
-        """Whether ``game`` can start now without starting a new bot process."""
-
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]: ...
-
-    async def aclose(self) -> None: ...
-
-
-BackendFactory = Callable[[TournamentConfig, Store, Observer], "contextlib.AbstractAsyncContextManager[GameBackend]"]
-
-
 async def run(
     config: TournamentConfig,
     store: Store,
@@ -149,7 +124,7 @@ async def run(
         summary.seconds = time.monotonic() - started
         return summary
     if backend is None:
-        from skyjo_ref.tournament.backend import referee_backend
+        from skyjo_ref.execution.backend import referee_backend
 
         backend = referee_backend
     slots = concurrency or config.concurrency
@@ -161,7 +136,7 @@ async def run(
         summary.played += 1
         observer.game_finished(stored, finished, len(games))
 
-    async with backend(config, store, observer) as referee:
+    async with backend(config.room(), store, observer) as referee:
         await referee.prepare(todo, slots)
         await play_games(
             todo,

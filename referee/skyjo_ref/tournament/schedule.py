@@ -11,47 +11,10 @@ so a league that grows keeps every stored game and plays only the new ones.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True, order=True)
-class GameId:
-    """One game of the schedule: a table of bots (sorted names), a deal and a seat rotation."""
-
-    table: tuple[str, ...]
-    deal: int
-    rotation: int
-
-    @property
-    def key(self) -> str:
-        """The stable text key (``alice+bob+carol/3/1``); bot names never hold ``+`` or ``/``."""
-        return f"{'+'.join(self.table)}/{self.deal}/{self.rotation}"
-
-    @property
-    def seats(self) -> tuple[str, ...]:
-        """Bot names in seat order: the table rotated left by ``rotation``."""
-        r = self.rotation
-        return self.table[r:] + self.table[:r]
-
-    @property
-    def block(self) -> tuple[tuple[str, ...], int]:
-        """The duplicate block: a table and a deal, all rotations together."""
-        return (self.table, self.deal)
-
-    @classmethod
-    def parse(cls, key: str) -> GameId:
-        table, deal, rotation = key.split("/")
-        return cls(tuple(table.split("+")), int(deal), int(rotation))
-
-    def file_name(self) -> str:
-        """``alice+bob__d3_r1.json``; a long table (8 long names) is shortened with a digest of its names."""
-        table = "+".join(self.table)
-        if len(table) > 150:
-            table = f"{table[:100]}~{hashlib.sha256(table.encode()).hexdigest()[:16]}"
-        return f"{table}__d{self.deal}_r{self.rotation}.json"
+from skyjo_ref.execution.types import GameId as GameId  # the schedule's games (re-exported)
 
 
 def deal_match_seed(seed: int | str, deal: int) -> str:

@@ -343,7 +343,7 @@ class SeatSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., builtin: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
 
 class StartMatchRequest(_message.Message):
-    __slots__ = ("seats", "rules", "time_control", "games", "seed", "rotate_seats", "concurrency")
+    __slots__ = ("seats", "rules", "time_control", "games", "seed", "rotate_seats", "concurrency", "first_game")
     SEATS_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
@@ -351,6 +351,7 @@ class StartMatchRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     ROTATE_SEATS_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    FIRST_GAME_FIELD_NUMBER: _ClassVar[int]
     seats: _containers.RepeatedCompositeFieldContainer[SeatSpec]
     rules: Rules
     time_control: TimeControl
@@ -358,7 +359,8 @@ class StartMatchRequest(_message.Message):
     seed: str
     rotate_seats: bool
     concurrency: int
-    def __init__(self, seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., rules: _Optional[_Union[Rules, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., games: _Optional[int] = ..., seed: _Optional[str] = ..., rotate_seats: _Optional[bool] = ..., concurrency: _Optional[int] = ...) -> None: ...
+    first_game: int
+    def __init__(self, seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., rules: _Optional[_Union[Rules, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., games: _Optional[int] = ..., seed: _Optional[str] = ..., rotate_seats: _Optional[bool] = ..., concurrency: _Optional[int] = ..., first_game: _Optional[int] = ...) -> None: ...
 
 class StartMatchResponse(_message.Message):
     __slots__ = ("match_id",)

@@ -9,11 +9,11 @@ execution layer (:mod:`.play`) replay-checks and commits it before counting it.
 The coordinator is the only writer of the store; a game delivered twice (a
 worker that died after finishing it) is stored once, under its key.
 
-Each worker keeps a :class:`WorkerRoom` per tournament: its own in-process
+Each worker keeps a :class:`WorkerRoom` per run: its own in-process
 referee and bot-process pools (the local :class:`~.backend.RefereeBackend`), on
 its own event loop thread, started by the first task (or the setup task the
 coordinator sends every worker) and reused by every game after it. Bot faults
-on a worker are kept in a scratch store there and shipped back with the next
+on a worker are kept in memory there and shipped back with the next
 finished game, so the coordinator's store holds them all.
 
 A worker that dies mid-game: Dask gives its tasks to other workers (a game is
@@ -43,18 +43,21 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from skyjo_ref.players import BotSpec, _split_name
-from skyjo_ref.tournament.config import RefereeConfig, TournamentConfig
-from skyjo_ref.tournament.executor import Executor
-from skyjo_ref.tournament.runner import (
-    BackendFactory,
-    Observer,
-    QuietObserver,
-    TournamentBotError,
-    TournamentUnfinished,
+from skyjo_ref.execution.executor import Executor
+from skyjo_ref.execution.play import BackendFactory
+from skyjo_ref.execution.types import (
+    BotCannotRun,
+    FaultList,
+    FaultLog,
+    GameId,
+    GameSeed,
+    Notes,
+    QuietNotes,
+    RefereeConfig,
+    RoomConfig,
+    RunUnfinished,
 )
-from skyjo_ref.tournament.schedule import GameId
-from skyjo_ref.tournament.store import Store
+from skyjo_ref.players import BotSpec, _split_name
 
 #: How often the coordinator looks at the scheduler's list of workers (joins, departures, none left).
 WATCH_INTERVAL_S: Final = 0.5
@@ -65,13 +68,15 @@ PREFETCH: Final = 2
 #: Games in one task: a task's round trip (client, scheduler, worker, back) costs milliseconds of CPU and,
 #: on a loaded machine, tens of milliseconds of waiting; a batch pays it once for several games.
 BATCH: Final = 4
+#: How long the coordinator waits for the workers to close their rooms at the end.
+CLOSE_TIMEOUT_S: Final = 30.0
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
 SETUP_SAMPLE: Final = 512
 
 FaultRow = tuple[str, str, str, str | None]  # bot, kind, detail, game key
 
 
-class DaskUnavailable(TournamentBotError):
+class DaskUnavailable(BotCannotRun):
     """``distributed`` is not installed: the user's setup to fix (exit 2)."""
 
 
@@ -79,11 +84,11 @@ class DaskUnavailable(TournamentBotError):
 class GameJob:
     """What one game task carries to a worker."""
 
-    config: TournamentConfig  # the worker's copy: in-process referee, scratch output
+    config: RoomConfig  # the worker's copy: in-process referee, scratch output
     digest: str  # which room on the worker
     slots: int  # games at once on one worker
     seats: tuple[tuple[str, BotSpec], ...]
-    seed: str
+    seed: GameSeed
     game: GameId
 
 
@@ -99,7 +104,7 @@ class GameDone:
 # ----------------------------------------------------------------- worker side
 
 
-def bot_problems(config: TournamentConfig) -> list[tuple[str, str]]:
+def bot_problems(config: RoomConfig) -> list[tuple[str, str]]:
     """(bot, problem) for every managed bot this machine cannot start (file, module, command, folder)."""
     problems: list[tuple[str, str]] = []
     for bot in config.bots:
@@ -125,13 +130,13 @@ def bot_problems(config: TournamentConfig) -> list[tuple[str, str]]:
 
 
 class WorkerRoom:
-    """One tournament's referee and bot processes inside one Dask worker, on their own event loop."""
+    """One run's referee and bot processes inside one Dask worker, on their own event loop."""
 
-    def __init__(self, config: TournamentConfig, digest: str, where: str) -> None:
+    def __init__(self, config: RoomConfig, digest: str, where: str) -> None:
         self.where = where
         self.folder = Path(tempfile.mkdtemp(prefix=f"skyjo-ref-worker-{digest[:8]}-"))
         self.config = config if config.output == self.folder else dataclasses.replace(config, output=self.folder)
-        self.store = Store(self.folder)  # bot faults only; shipped to the coordinator with each game
+        self.store = FaultList()  # bot faults only; shipped to the coordinator with each game
         self.sent_faults = 0
         self.lock = threading.Lock()
         self.loop = asyncio.new_event_loop()
@@ -161,20 +166,20 @@ class WorkerRoom:
             except concurrent.futures.TimeoutError:
                 if self.closed.is_set() and not self.thread.is_alive():
                     future.cancel()
-                    raise TournamentUnfinished("the worker's referee was closed during the game") from None
+                    raise RunUnfinished("the worker's referee was closed during the game") from None
 
     def open(self, sample: Sequence[GameId], slots: int) -> None:
         """Start the referee and the bot processes the first games need (before any game is played)."""
-        from skyjo_ref.tournament.backend import referee_backend
+        from skyjo_ref.execution.backend import referee_backend
 
         async def enter() -> None:
-            self.context = referee_backend(self.config, self.store, QuietObserver())
+            self.context = referee_backend(self.config, self.store, QuietNotes())
             self.backend = await self.context.__aenter__()
             await self.backend.prepare(sample, slots)
 
         try:
             self._call(enter())
-        except TournamentUnfinished as exc:
+        except RunUnfinished as exc:
             raise type(exc)(f"on Dask worker {self.where}: {exc}") from None
 
     def play(self, job: GameJob) -> GameDone:
@@ -182,7 +187,7 @@ class WorkerRoom:
             self.in_flight += 1
         try:
             record = self._call(self.backend.play(job.seats, job.seed, job.game))
-        except TournamentUnfinished as exc:
+        except RunUnfinished as exc:
             raise type(exc)(f"on Dask worker {self.where}: {exc}") from None
         finally:
             with self.lock:
@@ -192,9 +197,9 @@ class WorkerRoom:
 
     def new_faults(self) -> tuple[FaultRow, ...]:
         with self.lock:
-            faults = self.store.faults()[self.sent_faults :]
+            faults = self.store.rows[self.sent_faults :]
             self.sent_faults += len(faults)
-        return tuple((f.bot, f.kind, f.detail, f.game_key) for f in faults)
+        return tuple(faults)
 
     def close(self) -> None:
         """Stop the bot processes and the referee (SIGTERM, then SIGKILL), and the loop."""
@@ -203,8 +208,7 @@ class WorkerRoom:
             with contextlib.suppress(Exception):
                 self._call(self.context.__aexit__(None, None, None))
         self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.store.close()  # the folder stays: the bots' logs are there, and messages name them
+        self.thread.join(10)  # the folder stays: the bots' logs are there, and messages name them
 
 
 _rooms: dict[str, WorkerRoom] = {}
@@ -220,8 +224,8 @@ def _worker_address() -> str:
         return f"pid {os.getpid()}"
 
 
-def room_for(config: TournamentConfig, digest: str, slots: int, sample: Sequence[GameId] = ()) -> WorkerRoom:
-    """This worker's room for the tournament ``digest``: made (bots checked, processes started) on first use."""
+def room_for(config: RoomConfig, digest: str, slots: int, sample: Sequence[GameId] = ()) -> WorkerRoom:
+    """This worker's room for the run ``digest``: made (bots checked, processes started) on first use."""
     with _rooms_lock:
         room = _rooms.get(digest)
         if room is not None:
@@ -230,7 +234,7 @@ def room_for(config: TournamentConfig, digest: str, slots: int, sample: Sequence
         problems = bot_problems(config)
         if problems:
             bot, problem = problems[0]
-            raise TournamentBotError(
+            raise BotCannotRun(
                 f"Dask worker {where} cannot run bot {bot!r}: {problem} "
                 "(workers need the bots at the same paths: see docs/scale-out.md)"
             )
@@ -244,7 +248,7 @@ def room_for(config: TournamentConfig, digest: str, slots: int, sample: Sequence
         return room
 
 
-def setup_worker(config: TournamentConfig, digest: str, slots: int, sample: tuple[GameId, ...]) -> str:
+def setup_worker(config: RoomConfig, digest: str, slots: int, sample: tuple[GameId, ...]) -> str:
     """The setup task: check the bots and start this worker's room before any game is given to it."""
     room_for(config, digest, slots, sample)
     return _worker_address()
@@ -257,7 +261,7 @@ def play_batch_on_worker(jobs: tuple[GameJob, ...]) -> tuple[GameDone, ...]:
 
 
 def close_rooms(digest: str) -> int:
-    """Run on every worker at the end (``Client.run``): stop the tournament's bots and referee there."""
+    """Run on every worker at the end (``Client.run``): stop the run's bots and referee there."""
     with _rooms_lock:
         room = _rooms.pop(digest, None)
     if room is None:
@@ -269,25 +273,21 @@ def close_rooms(digest: str) -> int:
 # ------------------------------------------------------------ coordinator side
 
 
-def _digest(config: TournamentConfig) -> str:
+def _digest(config: RoomConfig) -> str:
     return hashlib.sha256(pickle.dumps((config, time.time_ns(), os.getpid()))).hexdigest()
 
 
 class DaskBackend:
-    """The :class:`~.runner.GameBackend` that sends each game to a Dask worker and returns its record."""
+    """The :class:`~.play.GameBackend` that sends each game to a Dask worker and returns its record."""
 
-    def __init__(
-        self, config: TournamentConfig, store: Store, observer: Observer, client: Any, executor: Executor
-    ) -> None:
+    def __init__(self, config: RoomConfig, store: FaultLog, observer: Notes, client: Any, executor: Executor) -> None:
         self.config = config
         self.store = store
         self.observer = observer
         self.client = client
         self.executor = executor
         self.digest = _digest(config)
-        self.worker_config = dataclasses.replace(
-            config, referee=RefereeConfig(), executor=Executor(), output=Path(tempfile.gettempdir())
-        )
+        self.worker_config = dataclasses.replace(config, referee=RefereeConfig(), output=Path(tempfile.gettempdir()))
         self.slots = 1  # bot processes per bot on a worker
         self.threads = 1  # game slots on all workers
         self.queue: list[tuple[GameJob, asyncio.Future[GameDone]]] = []
@@ -295,7 +295,7 @@ class DaskBackend:
         self.batch_tasks: set[asyncio.Task[None]] = set()
         self.known: set[str] = set()
         self.lost = asyncio.Event()
-        self.failure: TournamentUnfinished | None = None
+        self.failure: RunUnfinished | None = None
         self.watcher: asyncio.Task[None] | None = None
 
     async def _workers(self) -> dict[str, Any]:
@@ -308,7 +308,7 @@ class DaskBackend:
         try:
             await self.client.wait_for_workers(1, timeout=self.config.connect_timeout_s)
         except TimeoutError:
-            raise TournamentUnfinished(
+            raise RunUnfinished(
                 f"no Dask worker joined {self.executor.describe()} within {self.config.connect_timeout_s:g} s "
                 "(connect_timeout_s): start workers with 'dask worker ADDRESS' (docs/scale-out.md)"
             ) from None
@@ -338,15 +338,15 @@ class DaskBackend:
     async def _await_all(self, futures: list[Any]) -> list[Any]:
         try:
             return list(await self.client.gather(futures))
-        except TournamentUnfinished:
+        except RunUnfinished:
             raise
         except Exception as exc:
-            raise TournamentUnfinished(f"setting up the Dask workers failed: {type(exc).__name__}: {exc}") from None
+            raise RunUnfinished(f"setting up the Dask workers failed: {type(exc).__name__}: {exc}") from None
 
     def ready(self, game: GameId) -> bool:
         return True  # the scheduler queues what no worker can take yet
 
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: GameSeed, game: GameId) -> dict[str, Any]:
         """Send ``game`` to a worker (in a batch); return its record when it comes back."""
         if self.failure is not None:
             raise self.failure
@@ -394,7 +394,7 @@ class DaskBackend:
                 await self.client.cancel([future])
             raise
         except KilledWorker:
-            error: BaseException = TournamentUnfinished(
+            error: BaseException = RunUnfinished(
                 f"games {', '.join(j.game.key for j in jobs)}: Dask workers died while playing them, "
                 "three times (KilledWorker); see the workers' logs"
             )
@@ -425,7 +425,7 @@ class DaskBackend:
             try:
                 workers = set(await self._workers())
             except Exception as exc:  # the scheduler is gone
-                self.failure = TournamentUnfinished(f"lost the Dask scheduler ({type(exc).__name__}: {exc})")
+                self.failure = RunUnfinished(f"lost the Dask scheduler ({type(exc).__name__}: {exc})")
                 self.lost.set()
                 return
             for address in sorted(self.known - workers):
@@ -439,26 +439,29 @@ class DaskBackend:
             elif empty_since is None:
                 empty_since = now
             elif now - empty_since > self.config.connect_timeout_s:
-                self.failure = TournamentUnfinished(
+                self.failure = RunUnfinished(
                     f"no Dask worker left at {self.executor.describe()} for {self.config.connect_timeout_s:g} s "
                     "(connect_timeout_s): every worker died or was stopped"
                 )
                 self.lost.set()
                 return
-            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-                await asyncio.wait_for(self.lost.wait(), WATCH_INTERVAL_S)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that races its timeout
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WATCH_INTERVAL_S):
+                    await self.lost.wait()
             if self.lost.is_set():
                 return
 
     async def aclose(self) -> None:
-        """Stop the tournament's bots and referees on every worker."""
+        """Stop the run's bots and referees on every worker."""
         tasks = [*self.batch_tasks, *([self.watcher] if self.watcher is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.failure is None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.client.run(close_rooms, self.digest), 30)
+            with contextlib.suppress(Exception):  # TimeoutError included: a worker that hangs is left to its reaper
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await self.client.run(close_rooms, self.digest)
 
 
 def _import_distributed() -> Any:
@@ -471,19 +474,19 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def check_executor(config: TournamentConfig, executor: Executor) -> None:
+def check_executor(config: RoomConfig, executor: Executor) -> None:
     """Refuse, before any game, what a Dask executor cannot run (remote bots, a running referee)."""
     if executor.is_local:
         return
     _import_distributed()
     remote = [b.name for b in config.bots if b.kind == "remote"]
     if remote:
-        raise TournamentBotError(
+        raise BotCannotRun(
             f"executor {executor.describe()}: remote bots ({', '.join(remote)}) connect to one referee and cannot "
             "follow games onto Dask workers: use executor local for them"
         )
     if config.referee.address is not None:
-        raise TournamentBotError(
+        raise BotCannotRun(
             f"executor {executor.describe()}: every Dask worker runs its own referee; "
             "referee.address (a running referee) works only with executor local"
         )
@@ -491,7 +494,7 @@ def check_executor(config: TournamentConfig, executor: Executor) -> None:
 
 @contextlib.asynccontextmanager
 async def dask_backend(
-    config: TournamentConfig, store: Store, observer: Observer, executor: Executor, concurrency: int
+    config: RoomConfig, store: FaultLog, observer: Notes, executor: Executor, concurrency: int
 ) -> AsyncIterator[DaskBackend]:
     """A LocalCluster (``processes``) or a client of a running scheduler, and the backend that uses it."""
     check_executor(config, executor)
@@ -519,7 +522,7 @@ async def dask_backend(
     except OSError as exc:
         if cluster is not None:
             await cluster.close()
-        raise TournamentUnfinished(f"cannot reach {executor.describe()}: {exc}") from None
+        raise RunUnfinished(f"cannot reach {executor.describe()}: {exc}") from None
     backend = DaskBackend(config, store, observer, client, executor)
     try:
         yield backend
@@ -543,7 +546,7 @@ def backend_factory(executor: Executor, concurrency: int) -> BackendFactory | No
         return None
 
     def factory(
-        config: TournamentConfig, store: Store, observer: Observer
+        config: RoomConfig, store: FaultLog, observer: Notes
     ) -> contextlib.AbstractAsyncContextManager[DaskBackend]:
         return dask_backend(config, store, observer, executor, concurrency)
 

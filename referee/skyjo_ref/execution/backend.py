@@ -1,4 +1,4 @@
-"""Where a tournament's games are played: a referee, reached through MatchService.
+"""Where games are played locally: a referee, reached through MatchService.
 
 :func:`referee_backend` starts an in-process referee on loopback (or uses the
 running one the config names), keeps one pool of bot processes per managed bot
@@ -10,7 +10,7 @@ a bot gets a new process (with its own token) when concurrent games need one.
 A process that exits is restarted with the same token (the referee treats it
 as a reconnect, so a game in progress goes on) and the fault is stored. A bot
 whose processes keep dying, or that never connects, stops the run: the
-tournament exits 3 and keeps every finished game.
+run exits 3 and keeps every finished game.
 
 Sandboxed bots (``limits``, ``network: false``; see docs/sandbox.md): a
 process killed for a limit is a fault of kind ``limit`` naming it, restarted
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Sequence
@@ -34,13 +35,19 @@ from typing import Any, Final
 from skyjo_bot.loader import BotSpecError as LoaderError
 from skyjo_bot.loader import load_bot
 
+from skyjo_ref.execution.types import (
+    BotCannotRun,
+    FaultLog,
+    GameId,
+    GameSeed,
+    MatchSlice,
+    Notes,
+    RoomConfig,
+    RunUnfinished,
+)
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
-from skyjo_ref.tournament.config import TournamentConfig
-from skyjo_ref.tournament.runner import Observer, TournamentBotError, TournamentUnfinished
-from skyjo_ref.tournament.schedule import GameId
-from skyjo_ref.tournament.store import Store
 
 #: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
 SDK_USAGE_ERROR = 2
@@ -75,9 +82,9 @@ class RefereeBackend:
 
     def __init__(
         self,
-        config: TournamentConfig,
-        store: Store,
-        observer: Observer,
+        config: RoomConfig,
+        store: FaultLog,
+        observer: Notes,
         client: MatchClient,
         address: str,
         server: RefereeServer | None,
@@ -95,7 +102,7 @@ class RefereeBackend:
         self.disqualified: dict[str, str] = {}  # bots killed by their sandbox before ever connecting: why
         self.log_dir = config.output / "logs"
         self.closing = False
-        self.failure: TournamentUnfinished | None = None
+        self.failure: RunUnfinished | None = None
         self.connect_timeout_s = config.connect_timeout_s
         # bots without network connect here (a unix: socket); the others at ``address``
         self.isolated_address = server.unix_address if server is not None else None
@@ -143,8 +150,8 @@ class RefereeBackend:
                 return False
         return True
 
-    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: str, game: GameId) -> dict[str, Any]:
-        """Play ``game`` (seats in order) on the referee and return its record."""
+    async def play(self, seats: Sequence[tuple[str, BotSpec]], seed: GameSeed, game: GameId) -> dict[str, Any]:
+        """Play ``game`` (seats in order; a :class:`MatchSlice`: in the match's slot order) and return its record."""
         held: list[_Worker] = []
         local: list[tuple[str, str]] = []  # in-process bots' (name, token) held for this game
         remotes = {name for name, entry in seats if entry.kind == "remote"}
@@ -166,8 +173,10 @@ class RefereeBackend:
                 for name, entry in seats
             )
             spec = MatchSpec(
-                seats=specs, rules=self.config.rules, time_control=self.config.time_control, games=1, seed=seed
+                seats=specs, rules=self.config.rules, time_control=self.config.time_control, games=1, seed=str(seed)
             )
+            if isinstance(seed, MatchSlice):  # game ``seed.game`` of a match with rotating seats, as in the whole
+                spec = dataclasses.replace(spec, seed=seed.seed, rotate_seats=True, first_game=seed.game)
             record = await self._play_match(spec, game)
             self._check_connected(record, game, seats)
             self.connected_once.update(name for name, entry in seats if entry.kind != "builtin")
@@ -187,11 +196,11 @@ class RefereeBackend:
                 if isinstance(item, FinishedGame):
                     record = item.record
                 elif record is None:
-                    raise TournamentUnfinished(
+                    raise RunUnfinished(
                         f"game {game.key}: the referee stopped it: {item.error or 'no game was reported'}"
                     )
         except RefereeError as exc:
-            raise TournamentUnfinished(f"game {game.key}: {exc}") from None
+            raise RunUnfinished(f"game {game.key}: {exc}") from None
         if self.failure is not None:
             raise self.failure  # a bot gave up during the game: its result is not kept
         assert record is not None
@@ -214,7 +223,7 @@ class RefereeBackend:
                 and name not in self.disqualified
             ):
                 where = f"its output is in {self.log_dir}/{name}-*.log" if bot.managed else "it connects by itself"
-                raise TournamentUnfinished(
+                raise RunUnfinished(
                     f"game {game.key}: bot {name!r} ({bot.describe()}) never connected to the referee "
                     f"at {self.address} ({reason}); {where}"
                 )
@@ -228,7 +237,7 @@ class RefereeBackend:
         try:
             bot = load_bot(entry.python)
         except LoaderError as exc:
-            raise TournamentUnfinished(f"bot {entry.name!r} (in_process): {exc}") from None
+            raise RunUnfinished(f"bot {entry.name!r} (in_process): {exc}") from None
         # waiting for the bot may hold the event loop only when no seat plays over a stream
         block_loop = all(b.kind == "builtin" or b.in_process for b in self.config.bots)
         return self.server.add_in_process_bot(entry.name, bot, block_loop=block_loop)
@@ -239,7 +248,7 @@ class RefereeBackend:
         try:
             return await self.client.issue_token(name)
         except RefereeError as exc:
-            raise TournamentUnfinished(f"bot {name!r}: {exc}") from None
+            raise RunUnfinished(f"bot {name!r}: {exc}") from None
 
     async def _acquire(self, name: str, game_key: str) -> _Worker:
         for worker in self.pools[name]:
@@ -257,7 +266,7 @@ class RefereeBackend:
         try:
             token = await self.client.issue_token(name)
         except RefereeError as exc:
-            raise TournamentUnfinished(f"bot {name!r}: {exc}") from None
+            raise RunUnfinished(f"bot {name!r}: {exc}") from None
         entry = self.config.bot(name)
         number = len(pool) + 1
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -273,9 +282,7 @@ class RefereeBackend:
         try:
             await process.start()
         except OSError as exc:
-            raise TournamentUnfinished(
-                f"bot {name!r}: cannot start {entry.describe()}: {exc.strerror or exc}"
-            ) from None
+            raise RunUnfinished(f"bot {name!r}: cannot start {entry.describe()}: {exc.strerror or exc}") from None
         worker.watcher = asyncio.create_task(self._watch(worker))
         return worker
 
@@ -290,7 +297,7 @@ class RefereeBackend:
             if worker.bot in self.disqualified:
                 return
             if asyncio.get_running_loop().time() > deadline:
-                raise TournamentUnfinished(
+                raise RunUnfinished(
                     f"bot {worker.bot!r} did not connect to the referee within {self.connect_timeout_s:g} s "
                     f"(connect_timeout_s{_sandbox_hint(worker)}); its output is in {worker.process.log_path}"
                 )
@@ -327,11 +334,11 @@ class RefereeBackend:
                         self._disqualify(worker)
                         return
                     if all(fault.returncode == SDK_USAGE_ERROR for fault in process.faults):
-                        self.failure = TournamentBotError(
+                        self.failure = BotCannotRun(
                             f"bot {worker.bot!r} cannot run: {process.faults[-1].describe()}; see {process.log_path}"
                         )
                         return
-                    self.failure = TournamentUnfinished(
+                    self.failure = RunUnfinished(
                         f"bot {worker.bot!r}: its process exited {len(process.faults)} times without ever "
                         f"connecting (last: {process.faults[-1].describe()}{_sandbox_hint(worker)}); "
                         f"see {process.log_path}"
@@ -339,7 +346,7 @@ class RefereeBackend:
                     return
                 try:
                     await self._replace(worker)
-                except TournamentUnfinished as exc:
+                except RunUnfinished as exc:
                     self.failure = exc
                     return
                 continue
@@ -361,7 +368,7 @@ class RefereeBackend:
         try:
             token = await self.client.issue_token(worker.bot)
         except RefereeError as exc:
-            raise TournamentUnfinished(f"bot {worker.bot!r}: {exc}") from None
+            raise RunUnfinished(f"bot {worker.bot!r}: {exc}") from None
         old = worker.process
         worker.process = ManagedBot(
             old.spec, self._address_for(old.spec), token, max_restarts=MAX_RESTARTS, log_path=old.log_path
@@ -374,7 +381,7 @@ class RefereeBackend:
         try:
             await worker.process.start()
         except OSError as exc:
-            raise TournamentUnfinished(f"bot {worker.bot!r}: cannot start it again: {exc.strerror or exc}") from None
+            raise RunUnfinished(f"bot {worker.bot!r}: cannot start it again: {exc.strerror or exc}") from None
 
     async def aclose(self) -> None:
         """Stop every bot process (SIGTERM, then SIGKILL)."""
@@ -396,7 +403,7 @@ def _sandbox_hint(worker: _Worker) -> str:
 
 
 @contextlib.asynccontextmanager
-async def referee_backend(config: TournamentConfig, store: Store, observer: Observer) -> AsyncIterator[RefereeBackend]:
+async def referee_backend(config: RoomConfig, store: FaultLog, observer: Notes) -> AsyncIterator[RefereeBackend]:
     """The in-process referee (loopback, port 0 unless ``referee.listen``), or the configured running one."""
     server: RefereeServer | None = None
     socket_folder: Path | None = None
@@ -417,7 +424,7 @@ async def referee_backend(config: TournamentConfig, store: Store, observer: Obse
         except OSError as exc:
             if socket_folder is not None:
                 shutil.rmtree(socket_folder, ignore_errors=True)
-            raise TournamentUnfinished(f"cannot start the referee: {exc}") from None
+            raise RunUnfinished(f"cannot start the referee: {exc}") from None
         address, control = server.address, server.control_token
     else:
         address = config.referee.address

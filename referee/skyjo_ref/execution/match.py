@@ -1,0 +1,111 @@
+"""A ``match`` line-up's games through the execution layer: ``skyjo-ref match --executor processes|tcp://...``.
+
+Game ``g`` of the match is a :class:`~.types.MatchSlice` (the match seed and
+``g``): the worker's referee plays it exactly as game ``g`` of the whole match
+(its deal, seat rotation and built-in bots' seeds), so the records and the
+summary equal those of a local match for deterministic bots. Each seat is a
+bot of the room (named by its seat name), so a bot that sits twice gets a
+process per seat, as locally. Every record is replay-checked here, in the
+process the user started, before it counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from skyjo_bot.types import Rules, TimeControl
+
+from skyjo_ref import records
+from skyjo_ref.execution.play import BackendFactory, play_games
+from skyjo_ref.execution.types import FaultList, GameId, MatchSlice, RoomConfig
+from skyjo_ref.server.client import FinishedGame, MatchEnd
+from skyjo_ref.server.lineup import Lineup, LineupResult
+
+#: Fault kinds that are a bot process's own failure (what a local match lists as its process faults).
+PROCESS_FAULTS: Final = ("crash", "limit", "gave_up")
+
+
+def lineup_room(
+    lineup: Lineup,
+    *,
+    rules: Rules,
+    time_control: TimeControl,
+    connect_timeout_s: float,
+    output: Path,
+    in_process: bool = False,
+) -> RoomConfig:
+    """One bot per seat, named by its seat name (``in_process``: Python bots play inside the worker)."""
+    bots = tuple(
+        dataclasses.replace(
+            lineup.bots[lineup.slot_bot[slot]],
+            name=name,
+            in_process=in_process and lineup.bots[lineup.slot_bot[slot]].kind == "python",
+        )
+        for slot, name in enumerate(lineup.seat_names)
+    )
+    return RoomConfig(
+        bots=bots,
+        rules=rules,
+        time_control=time_control,
+        players_per_game=lineup.players_per_game,
+        connect_timeout_s=connect_timeout_s,
+        output=output,
+    )
+
+
+class _Checked:
+    """The execution layer's writer for a match: replay-check each record and hand it on (no store)."""
+
+    def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> FinishedGame:
+        records.replay(record)  # a record that does not replay never counts
+        return FinishedGame(game.deal, dict(record))
+
+
+async def play_lineup_on(
+    backend: BackendFactory,
+    room: RoomConfig,
+    lineup: Lineup,
+    *,
+    games: int,
+    seed: str,
+    concurrency: int,
+    on_game: Callable[[FinishedGame], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> LineupResult:
+    """Play games 0..``games``-1 of the match with ``seed`` on ``backend``; the result a local match gives."""
+    table = tuple(sorted(lineup.seat_names))
+    todo = [GameId(table, game, 0) for game in range(games)]
+    seats = [(name, room.bot(name)) for name in lineup.seat_names]  # slot order: the referee rotates them
+    faults = FaultList()
+    played: list[dict[str, Any]] = []
+
+    class Notices:
+        def note(self, message: str) -> None:
+            if notice is not None:
+                notice(message)
+
+    def finished(item: FinishedGame, record: dict[str, Any]) -> None:
+        played.append(item.record)
+        if on_game is not None:
+            on_game(item)
+
+    async with backend(room, faults, Notices()) as referee:
+        await referee.prepare(todo, concurrency)
+        await play_games(
+            todo,
+            referee,
+            _Checked(),
+            seats_of=lambda game: seats,
+            seed_of=lambda game: MatchSlice(seed, game.deal),
+            concurrency=concurrency,
+            on_game=finished,
+        )
+    played.sort(key=lambda r: int(r.get("meta", {}).get("game", 0)))
+    process_faults: dict[str, list[str]] = {}
+    for bot, kind, detail, _ in faults.rows:
+        if kind in PROCESS_FAULTS:
+            process_faults.setdefault(bot, []).append(detail)
+    return LineupResult(lineup, seed, played, MatchEnd(len(played), ""), process_faults)

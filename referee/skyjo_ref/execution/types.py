@@ -1,0 +1,137 @@
+"""The execution layer's vocabulary: what the tournament, the gate and ``match`` hand it, and its errors.
+
+Neutral on purpose: a game's identity, the part of a config a referee room
+needs (:class:`RoomConfig`), where notes and bot faults go (:class:`Notes`,
+:class:`FaultLog`). Nothing here knows of ratings, schedules or verdicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from skyjo_bot.types import Rules, TimeControl
+
+from skyjo_ref.players import BotSpec
+
+
+class RunUnfinished(RuntimeError):
+    """The run stopped before its end (a bot or the referee failed); finished games are kept."""
+
+
+class BotCannotRun(RunUnfinished):
+    """A bot that cannot run at all as configured (it cannot be loaded): the user's input to fix."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class GameId:
+    """One game of the schedule: a table of bots (sorted names), a deal and a seat rotation."""
+
+    table: tuple[str, ...]
+    deal: int
+    rotation: int
+
+    @property
+    def key(self) -> str:
+        """The stable text key (``alice+bob+carol/3/1``); bot names never hold ``+`` or ``/``."""
+        return f"{'+'.join(self.table)}/{self.deal}/{self.rotation}"
+
+    @property
+    def seats(self) -> tuple[str, ...]:
+        """Bot names in seat order: the table rotated left by ``rotation``."""
+        r = self.rotation
+        return self.table[r:] + self.table[:r]
+
+    @property
+    def block(self) -> tuple[tuple[str, ...], int]:
+        """The duplicate block: a table and a deal, all rotations together."""
+        return (self.table, self.deal)
+
+    @classmethod
+    def parse(cls, key: str) -> GameId:
+        table, deal, rotation = key.split("/")
+        return cls(tuple(table.split("+")), int(deal), int(rotation))
+
+    def file_name(self) -> str:
+        """``alice+bob__d3_r1.json``; a long table (8 long names) is shortened with a digest of its names."""
+        table = "+".join(self.table)
+        if len(table) > 150:
+            table = f"{table[:100]}~{hashlib.sha256(table.encode()).hexdigest()[:16]}"
+        return f"{table}__d{self.deal}_r{self.rotation}.json"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSlice:
+    """Game ``game`` of the match with seed ``seed`` (seats rotating), played on its own.
+
+    A game's seed is usually a match seed of its own (a tournament's deal); a
+    slice instead plays one game of a larger match exactly as the whole match
+    would (``MatchSpec.first_game``), so ``match --executor`` equals ``local``.
+    """
+
+    seed: str
+    game: int
+
+    def __str__(self) -> str:
+        return f"{self.seed}#{self.game}"
+
+
+#: How a game is seeded: its own match seed, or a slice of a match.
+GameSeed = str | MatchSlice
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeConfig:
+    """Where games are played: an in-process referee (``listen``) or a running one (``address``)."""
+
+    address: str | None = None
+    control_token: str | None = None
+    listen: str = "127.0.0.1:0"
+
+
+@dataclass(frozen=True, slots=True)
+class RoomConfig:
+    """What a referee room (a referee and its bots' processes) needs: the bots, the game, where logs go."""
+
+    bots: tuple[BotSpec, ...]
+    rules: Rules
+    time_control: TimeControl
+    players_per_game: int
+    connect_timeout_s: float
+    output: Path  # bot processes' output goes to output/logs
+    referee: RefereeConfig = field(default_factory=RefereeConfig)
+
+    def bot(self, name: str) -> BotSpec:
+        for entry in self.bots:
+            if entry.name == name:
+                return entry
+        raise KeyError(name)
+
+
+class Notes(Protocol):
+    """Where the execution layer says what happened (a bot restarted, a worker left); called on the event loop."""
+
+    def note(self, message: str) -> None: ...
+
+
+class QuietNotes:
+    def note(self, message: str) -> None:
+        pass
+
+
+class FaultLog(Protocol):
+    """Where bot faults are kept (the tournament's store is one)."""
+
+    def add_fault(self, bot: str, kind: str, detail: str, game_key: str | None = None) -> Any: ...
+
+
+@dataclass(slots=True)
+class FaultList:
+    """Bot faults kept in memory (a Dask worker's, shipped to the coordinator with the next game)."""
+
+    rows: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+
+    def add_fault(self, bot: str, kind: str, detail: str, game_key: str | None = None) -> None:
+        self.rows.append((bot, kind, detail, game_key))
