@@ -17,6 +17,7 @@ import pytest
 SLOWEST_FIRST = (
     "test_tournament_run.py",
     "test_dask_executor.py",
+    "test_dask_match.py",
     "test_gate_cli.py",
     "test_sandbox.py",
     "test_report.py",
