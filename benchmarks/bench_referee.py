@@ -7,12 +7,16 @@ Every measurement uses the same process layout as real use: the server
 are separate Python processes on loopback.
 
 - **bare**: a grpc.aio server writes a message the size of a typical
-  DecisionRequest on a bidirectional stream and waits for a reply the size of
-  a DecisionReply; the client (a subprocess, grpc.aio) answers each at once.
+  DecisionRequest (with the events it carries) on a bidirectional stream
+  and waits for a reply the size of a DecisionReply; the client (a
+  subprocess, grpc.aio) answers each at once.
 - **SDK alone**: the same bare server, but writing real DecisionRequests
   (recorded from games) to an SDK bot (``python -m skyjo_bot run``, inline and
   default) and reading its replies: what the SDK costs over the bare client,
   without the referee's work.
+- **referee work**: the referee's Python work alone (:func:`referee_work`): the
+  same runner, seats and sessions on in-memory streams, no gRPC, no bot
+  process; CPU per decision. The part of the referee figure its own code decides.
 - **referee**: a match between two SDK bots (``python -m skyjo_bot run``,
   each answering at once with a random legal action) on a real RefereeServer:
   every decision is a DecisionRequest built from the engine's view, an SDK
@@ -23,7 +27,9 @@ are separate Python processes on loopback.
 The measurements alternate, round after round, so all see the same machine
 load; it prints each round, the medians and the best rounds, and the ratio
 (target: at most 1.3, medians). Bots and the referee start once; only the
-games are timed.
+games are timed. It also prints the ratio of the referee figure to "SDK
+alone": the same bot, the same messages, without the referee's work: the
+referee's own share of the round trip.
 """
 
 from __future__ import annotations
@@ -55,10 +61,16 @@ def _identity(data: bytes) -> bytes:
 
 
 def typical_sizes(samples: int = 400) -> tuple[int, int]:
-    """Mean serialized sizes of a DecisionRequest and a DecisionReply in 2-player games."""
+    """Mean serialized sizes of a DecisionRequest and a DecisionReply in 2-player games.
+
+    As the referee sends them: each request carries the public events its seat
+    has not had yet (the referee holds them for the seat's next request; those
+    before a round's end go out in a batch of their own with the RoundResult).
+    """
     import random
 
     from skyjo_bot import convert
+    from skyjo_bot.types import EventKind
     from skyjo_ref.rules import Game
 
     rng = random.Random(1)
@@ -68,18 +80,28 @@ def typical_sizes(samples: int = 400) -> tuple[int, int]:
     while len(req_sizes) < samples:
         seed += 1
         game = Game(2, seed=seed)
+        game_id = f"m1/{seed}"
         request_id = 10_000
+        held: list[list[Any]] = [[], []]  # per seat: events not sent yet
+        game.drain_events()
         while not game.over and len(req_sizes) < samples:
             seat = game.current_seat
             assert seat is not None
             view = game.view(seat)
             request_id += 1
-            req = convert.decision_request_to_proto(request_id, f"m1/{seed}", view, 2000)
+            req = convert.decision_request_to_proto(request_id, game_id, view, 2000, held[seat])
+            held[seat] = []
             action = rng.choice(view.legal_actions)
             reply = convert.reply_to_proto(request_id, action, view.legal_actions)
             req_sizes.append(len(req.SerializeToString()))
             reply_sizes.append(len(reply.SerializeToString()))
             game.apply(action)
+            for event in game.drain_events():
+                for pending in held:
+                    if event.kind in convert.EVENT_MESSAGE_KINDS:
+                        pending.append(convert.event_to_proto(event, game_id))
+                    elif event.kind is EventKind.ROUND_END:
+                        pending.clear()  # sent in a batch before the RoundResult
     return round(statistics.mean(req_sizes)), round(statistics.mean(reply_sizes))
 
 
@@ -142,10 +164,14 @@ async def bare_round_trip_cpu(down: int, up: int, count: int) -> tuple[float, fl
 
 
 def decision_messages(count: int) -> list[bytes]:
-    """Serialized PlayResponse(decision=...) messages from random 2-player games, request ids 1, 2, ..."""
+    """Serialized PlayResponse(decision=...) messages from random 2-player games, request ids 1, 2, ...
+
+    Each carries the events its seat has not had yet, as the referee sends them (see :func:`typical_sizes`).
+    """
     import random
 
     from skyjo_bot import convert
+    from skyjo_bot.types import EventKind
     from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
     from skyjo_ref.rules import Game
 
@@ -155,13 +181,22 @@ def decision_messages(count: int) -> list[bytes]:
     while len(out) < count:
         seed += 1
         game = Game(2, seed=seed)
+        held: list[list[Any]] = [[], []]
+        game.drain_events()
         while not game.over and len(out) < count:
             seat = game.current_seat
             assert seat is not None
             view = game.view(seat)
-            request = convert.decision_request_to_proto(len(out) + 1, "g/0", view, 2000)
+            request = convert.decision_request_to_proto(len(out) + 1, "g/0", view, 2000, held[seat])
+            held[seat] = []
             out.append(pb.PlayResponse(decision=request).SerializeToString())
             game.apply(rng.choice(view.legal_actions))
+            for event in game.drain_events():
+                for pending in held:
+                    if event.kind in convert.EVENT_MESSAGE_KINDS:
+                        pending.append(convert.event_to_proto(event, "g/0"))
+                    elif event.kind is EventKind.ROUND_END:
+                        pending.clear()
     return out
 
 
@@ -314,6 +349,61 @@ async def _match(server: Any, tokens: list[str], games: int, seed: str, tc: Any,
     return records
 
 
+# ---------------------------------------------------------------------- the referee's own work, without gRPC
+
+
+async def referee_work(games: int, seed: str) -> tuple[float, int]:
+    """(CPU seconds per decision, decisions) of the referee's Python work alone: no gRPC, no bot process.
+
+    Real :class:`GameRunner`, :class:`RemoteSeat`, :class:`Session` and
+    :class:`Stream` objects; in place of gRPC, each stream's outbox is drained
+    by a task that serializes each message as gRPC would and parses it back, and
+    a DecisionRequest is answered at once (a seeded random index) through ``Session.on_message``,
+    as the reader task does. What is left is what the referee does per
+    decision in Python (engine, view, messages, events, clock, loop turns).
+    """
+    import random
+
+    from skyjo_bot.types import TimeControl
+    from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+    from skyjo_ref.match import GameSetup, play_game
+    from skyjo_ref.server.session import RemoteSeat, Session, Stream
+
+    tc = TimeControl(decision_ms=10_000, bank_ms=3_600_000, max_strikes=1000, grace_ms=30_000)
+    rng = random.Random(seed)
+
+    async def drain(session: Session, stream: Stream) -> None:
+        while True:
+            message = await stream.outbox.get()
+            data = message if isinstance(message, bytes) else message.SerializeToString()
+            stream.mark_written()
+            parsed = pb.PlayResponse.FromString(data)
+            if parsed.WhichOneof("message") == "decision":
+                request = parsed.decision
+                index = rng.randrange(len(request.legal_actions))
+                reply = pb.DecisionReply(request_id=request.request_id, index=index)
+                session.on_message(stream, pb.PlayRequest(reply=reply))
+
+    sessions = [Session(f"t{i}", f"instant{i}") for i in range(2)]
+    drains = []
+    for session in sessions:
+        stream = Stream("in-memory")
+        session.attach(stream, pb.Hello(name=session.name, protocol_version=1))
+        drains.append(asyncio.create_task(drain(session, stream)))
+    decisions = 0
+    cpu = time.process_time()
+    try:
+        for g in range(games):
+            seats = [RemoteSeat(s, s.name) for s in sessions]
+            record = await play_game(GameSetup(f"w/{g}", seats, seed=f"{seed}/{g}", time_control=tc))
+            decisions += sum(t["decisions"] for t in record["meta"]["timings"])
+    finally:
+        cpu = time.process_time() - cpu
+        for task in drains:
+            task.cancel()
+    return cpu / decisions, decisions
+
+
 # ---------------------------------------------------------------------- main
 
 
@@ -332,6 +422,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     bare_cpu: list[float] = []
     sdk_inline: list[float] = []
     sdk_threaded: list[float] = []
+    work: list[float] = []
     messages = decision_messages(args.round_trips)
     async with RefereeBench(inline=True) as inline, RefereeBench(inline=False) as threaded:
         for i in range(args.repeats):  # alternate, so both see the same machine load
@@ -346,11 +437,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             cpu.append(used)
             per_t, _, _, _ = await threaded.measure(args.games, f"bench-{i}")
             ref_threaded.append(per_t)
+            work.append((await referee_work(args.games * 5, f"work-{i}"))[0])
             print(
                 f"round {i + 1}: bare {bare[-1] * 1e3:.3f} ms | SDK alone {sdk_inline[-1] * 1e3:.3f} ms "
                 f"(--thread {sdk_threaded[-1] * 1e3:.3f} ms) | referee {per * 1e3:.3f} ms a decision "
                 f"({n} decisions; reply seen by the referee {inside * 1e3:.3f} ms; referee CPU {used * 1e3:.3f} ms) | "
-                f"worker-thread SDK {per_t * 1e3:.3f} ms"
+                f"worker-thread SDK {per_t * 1e3:.3f} ms | referee work without gRPC {work[-1] * 1e6:.1f} us"
             )
     result: dict[str, Any] = {
         "request_bytes": down,
@@ -367,10 +459,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "referee_reply_ms": statistics.median(measured) * 1e3,
         "referee_cpu_ms": statistics.median(cpu) * 1e3,
         "bare_server_cpu_ms": statistics.median(bare_cpu) * 1e3,
+        "referee_work_us": statistics.median(work) * 1e6,
     }
     result["ratio"] = result["referee_ms"] / result["bare_ms"]
     result["ratio_best"] = result["referee_best_ms"] / result["bare_best_ms"]
     result["ratio_threaded"] = result["referee_threaded_ms"] / result["bare_ms"]
+    # the same SDK peer and messages, with and without the referee: the referee's own share
+    result["ratio_to_sdk_alone"] = result["referee_ms"] / result["sdk_alone_ms"]
     print()
     print(f"bare grpc.aio bidi ping-pong        {_summary(bare)} a round trip")
     print(f"SDK alone, --inline                 {_summary(sdk_inline)} a decision (recorded requests)")
@@ -380,11 +475,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     print(f"reply time seen by the referee      {_summary(measured)} (request queued -> reply in)")
     print(f"referee CPU                         {_summary(cpu)} a decision")
     print(f"bare server CPU                     {_summary(bare_cpu)} a round trip")
+    print(f"referee work without gRPC (CPU)     {_summary(work)} a decision (in-process streams, no bots)")
     print(
         f"ratio referee / bare: {result['ratio']:.2f}x (medians), {result['ratio_best']:.2f}x (best rounds); "
         f"worker-thread SDK {result['ratio_threaded']:.2f}x (medians)"
     )
     print(f"target <= 1.3x (medians, --inline): {'met' if result['ratio'] <= 1.3 else 'MISSED'}")
+    print(
+        f"ratio referee / SDK alone (same bot, same messages, no referee work): {result['ratio_to_sdk_alone']:.2f}x; "
+        f"SDK alone / bare: {result['sdk_alone_ms'] / result['bare_ms']:.2f}x"
+    )
     return result
 
 

@@ -232,7 +232,39 @@ def test_an_illegal_action_raises_and_changes_nothing() -> None:
         env.step(action_index(ACTIONS[3]))
     with pytest.raises(IllegalActionError, match="expected an integer 0-25"):
         env.step(NUM_ACTIONS)
+    # -1 is no action index, though ACTIONS[-1] ("take") exists: it must not play a take
+    for bad in (-1, np.int64(-26), "3", 2.0):
+        with pytest.raises(IllegalActionError, match="expected an integer 0-25"):
+            env.step(bad)  # type: ignore[arg-type]
+    with pytest.raises(IllegalActionError, match="action None is only for a finished agent"):
+        env.step(None)
     assert env.record() == before and env.agent_selection == "player_0"
+
+
+def test_masks_are_shared_read_only_and_the_wrappers_are_fresh_copies() -> None:
+    # the AEC mask is one read-only array per legal set (nothing to copy each step); writing to it
+    # fails loudly instead of changing later observations, and the observation itself is fresh
+    env = SkyjoEnv(2)
+    env.reset(seed=3)
+    first, again = env.observe("player_0"), env.observe("player_0")
+    assert first["action_mask"] is again["action_mask"] and not first["action_mask"].flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first["action_mask"][0] = 1
+    assert first["observation"] is not again["observation"] and first["observation"].flags.writeable
+    first["observation"][:] = -7
+    np.testing.assert_array_equal(again["observation"], env.observe("player_0")["observation"])
+    assert not env.observe("player_1")["action_mask"].flags.writeable
+    gym_env = SkyjoGymEnv(opponents=["random"])
+    obs, _ = gym_env.reset(seed=3)
+    assert obs["action_mask"].flags.writeable  # Gymnasium: new data on every call
+
+
+def test_the_fast_encoder_needs_a_game_that_records_events() -> None:
+    from skyjo_ref.env.encoding import TableEncoder
+    from skyjo_ref.rules.engine import Game
+
+    with pytest.raises(ValueError, match="record_events=True"):
+        TableEncoder(2, Rules()).observe(Game(2, seed=1, record_events=False), 0)
 
 
 def test_bad_arguments_get_one_line_messages() -> None:

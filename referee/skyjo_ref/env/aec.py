@@ -25,10 +25,11 @@ from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Action, IllegalActionError
 from skyjo_ref.env.encoding import (
     ACTION_INDEX,
     ACTIONS,
+    MASK_CACHE_SIZE,
     NUM_ACTIONS,
     TableEncoder,
-    action_mask,
     observation_bounds,
+    shared_action_mask,
 )
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules.engine import Game, SeededDealer
@@ -37,6 +38,11 @@ RENDER_MODES: Final = ("human", "ansi")
 RewardKind = Literal["score", "relative", "rank"]
 REWARDS: Final[tuple[RewardKind, ...]] = ("score", "relative", "rank")
 Observation = dict[str, npt.NDArray[Any]]
+_NO_ACTIONS: Final = shared_action_mask(())  # the mask of a seat with no decision due
+#: id(legal tuple) -> its mask, for every environment: the engine's legal tuples are cached (one per
+#: decision and grid), so after a warm-up a mask costs one dict lookup instead of hashing the tuple.
+_MASK_OF_LEGAL: dict[int, npt.NDArray[np.int8]] = {}
+_LEGAL_KEPT: list[tuple[Action, ...]] = []  # the tuples of _MASK_OF_LEGAL, kept alive
 
 
 def agent_name(seat: int) -> str:
@@ -120,8 +126,6 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = TableEncoder(num_players, self.rules)
-        self._no_actions = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._masks: dict[int, tuple[tuple[Action, ...], npt.NDArray[np.int8]]] = {}  # id(legal) -> (legal, mask)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -156,8 +160,10 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             game_seed = self._seeds.randrange(2**63)
         self.game_seed = game_seed
         self.game = Game(self.num_players, self.rules, dealer=SeededDealer(game_seed), players=self.players)
-        self._steps = 0
-        self._cache: tuple[int, int, View] | None = None  # (seat, step, view) last built
+        self._steps = 0  # counted only under max_steps
+        self._finished = False  # every agent terminated or truncated
+        self._plain = self.max_steps is None and self.render_mode != "human"  # no step counting, no printing
+        self._cache: tuple[int, list[Any] | None, int, View] | None = None  # (seat, events, len(events), view)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -177,62 +183,92 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         game = self._game()
         seat = self._seat_of[agent]
         cache = self._cache
-        if cache is not None and cache[0] == seat and cache[1] == self._steps:
-            return cache[2]
+        events = game.events  # every step adds events: their count tells whether the game moved on
+        count = 0 if events is None else len(events)
+        if cache is not None and cache[0] == seat and cache[1] is events and cache[2] == count:
+            return cache[3]
         view = game.view(seat)
-        self._cache = (seat, self._steps, view)
+        self._cache = (seat, events, count, view)
         return view
 
     def observe(self, agent: str) -> Observation:
-        """``agent``'s observation and action mask (fresh arrays), built from the game without a ``View``."""
+        """``agent``'s observation (a fresh array) and action mask (a shared read-only array), without a ``View``.
+
+        The hot path of training: :meth:`TableEncoder.observe` written out here
+        (catch up with the game's events, gather the buffer into the seat's order).
+        """
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before using the environment")
         seat = self._seat_of[agent]
-        observation = self._encoder.observe(game, seat)
+        encoder = self._encoder
+        events = game.events
+        if events is not encoder._events or len(events) != encoder._seen:
+            encoder._catch_up(game, events)
+        order = encoder._orders[seat]
+        observation = encoder._buffer.copy() if order is None else encoder._buffer[order]
         if seat != game.seat or game.over:
-            return {"observation": observation, "action_mask": self._no_actions.copy()}
+            encoder.hide_turn(observation)
+            return {"observation": observation, "action_mask": _NO_ACTIONS}
         legal = game.legal_actions()
-        known = self._masks.get(id(legal))  # the engine hands out a few cached tuples: look them up by identity
-        if known is None or known[0] is not legal:
-            if len(self._masks) >= 4096:
-                self._masks.clear()
-            known = self._masks[id(legal)] = (legal, action_mask(legal))
-        return {"observation": observation, "action_mask": known[1].copy()}
+        mask = _MASK_OF_LEGAL.get(id(legal))  # the engine hands out cached tuples: look them up by identity
+        if mask is None:
+            if len(_MASK_OF_LEGAL) >= MASK_CACHE_SIZE:
+                _MASK_OF_LEGAL.clear()
+                _LEGAL_KEPT.clear()
+            mask = _MASK_OF_LEGAL[id(legal)] = shared_action_mask(legal)
+            _LEGAL_KEPT.append(legal)  # keeps the tuple alive, so its id is never another's
+        return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int | np.integer[Any] | None) -> None:
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        if self._finished:
             self._was_dead_step(action)
             return
-        game = self._game()
-        if action is None:
-            raise IllegalActionError(f"{agent}: action None is only for a finished agent; expected 0-{NUM_ACTIONS - 1}")
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
         try:
-            chosen = ACTIONS[action]
+            chosen = ACTIONS[action]  # type: ignore[index]  # None and other types raise TypeError
+            if action < 0:  # type: ignore[operator]  # ACTIONS[-1] exists, action -1 does not
+                raise IndexError
         except (IndexError, TypeError):
+            if action is None:
+                raise IllegalActionError(
+                    f"{agent}: action None is only for a finished agent; expected 0-{NUM_ACTIONS - 1}"
+                ) from None
             raise IllegalActionError(
                 f"{agent}: action {action!r} is not an action index: expected an integer 0-{NUM_ACTIONS - 1}"
             ) from None
-        rounds = len(game.rounds)
+        rounds = game.rounds
+        played = len(rounds)
         game.apply(chosen)  # IllegalActionError (a ValueError) when the mask says 0: nothing changes
-        self._steps += 1
         self._cumulative_rewards[agent] = 0.0
+        if self._plain and not self._rewarded and not game.over and len(rounds) == played:
+            self.agent_selection = self.possible_agents[game.seat]  # most steps: the next decision's agent
+            return
         if self._rewarded:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewarded = False
-        if game.over or len(game.rounds) != rounds:
-            self._reward_round(game, rounds - 1)
+        if game.over or len(rounds) != played:
+            self._reward_round(game, played - 1)
         if game.over:
             self.terminations = dict.fromkeys(self.agents, True)
-        elif self.max_steps is not None and self._steps >= self.max_steps:
+            self._finished = True
+        elif self.max_steps is not None and self._count_step():
             self.truncations = dict.fromkeys(self.agents, True)
+            self._finished = True
         else:
             self.agent_selection = self.possible_agents[game.seat]
         if self._rewarded:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _count_step(self) -> bool:
+        """Count a step under ``max_steps``: True when the game is to be truncated."""
+        self._steps += 1
+        return self.max_steps is not None and self._steps >= self.max_steps
 
     def _reward_round(self, game: Game, index: int) -> None:
         n = self.num_players

@@ -58,20 +58,29 @@ NUM_ACTIONS: Final = len(ACTIONS)
 #: Action -> its index in :data:`ACTIONS`.
 ACTION_INDEX: Final[dict[Action, int]] = {action: i for i, action in enumerate(ACTIONS)}
 
+#: Legal set -> its read-only mask. A legal set is fixed by the decision, which slots are hidden
+#: and which columns are removed: a few thousand exist (at most 9**4 grids per decision), so all stay.
 _MASKS: dict[tuple[Action, ...], npt.NDArray[np.int8]] = {}
+MASK_CACHE_SIZE: Final = 65_536
+
+
+def shared_action_mask(legal: tuple[Action, ...]) -> npt.NDArray[np.int8]:
+    """A read-only ``int8`` array of :data:`NUM_ACTIONS`, 1 where the action is legal, shared by equal legal sets."""
+    mask = _MASKS.get(legal)
+    if mask is None:
+        bits = bytearray(NUM_ACTIONS)
+        for action in legal:
+            bits[ACTION_INDEX[action]] = 1
+        mask = np.frombuffer(bytes(bits), dtype=np.int8)  # over bytes: read-only
+        if len(_MASKS) >= MASK_CACHE_SIZE:
+            _MASKS.clear()
+        _MASKS[legal] = mask
+    return mask
 
 
 def action_mask(legal: tuple[Action, ...]) -> npt.NDArray[np.int8]:
-    """A fresh ``int8`` array of :data:`NUM_ACTIONS`: 1 where the action is legal."""
-    mask = _MASKS.get(legal)
-    if mask is None:
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        for action in legal:
-            mask[ACTION_INDEX[action]] = 1
-        mask.flags.writeable = False
-        if len(_MASKS) < 4096:  # a game sees few distinct legal sets
-            _MASKS[legal] = mask
-    return mask.copy()
+    """A fresh (writable) ``int8`` array of :data:`NUM_ACTIONS`: 1 where the action is legal."""
+    return shared_action_mask(legal).copy()
 
 
 # ------------------------------------------------------------------------ observation
@@ -387,14 +396,16 @@ _EV_COLUMN_CLEARED: Final = EventKind.COLUMN_CLEARED
 _EV_DRAW: Final = EventKind.DRAW
 #: events after which the whole table is read again (a few per round)
 _EV_RESYNC: Final = frozenset({EventKind.ROUND_START, EventKind.ROUND_END, EventKind.RESHUFFLE, EventKind.GAME_END})
-#: events that change only the seats' finisher and starter flags
-_EV_SEATS: Final = frozenset({EventKind.ROUND_FINISHING, EventKind.TURNS_START})
+_EV_TURNS_START: Final = EventKind.TURNS_START  # the starter flag, and draw_or_take after the opening
+_EV_ROUND_FINISHING: Final = EventKind.ROUND_FINISHING  # the finisher flag
 _ENGINE_HIDDEN: Final = 0  # the engine's slot states (skyjo_ref.rules.engine): plain ints
 _ENGINE_REVEALED: Final = 1
 _ENGINE_REMOVED: Final = 2
-_DRAW_OR_TAKE_CODE: Final = _DECISION_CODES[DecisionKind.DRAW_OR_TAKE]
-_SWAP_OR_REVEAL_CODE: Final = _DECISION_CODES[DecisionKind.SWAP_OR_REVEAL]
-# offsets of the table's scalars (TABLE_FIELDS)
+# offsets of the table's scalars (TABLE_FIELDS), the decision's one-hot first (DECISIONS order)
+_DECISION_OPENING_REVEAL: Final = 0
+_DECISION_DRAW_OR_TAKE: Final = 1
+_DECISION_SWAP_OR_REVEAL: Final = 2
+_DECISION_SWAP_AFTER_TAKE: Final = 3
 _MY_TURN: Final = 4
 _UNSEEN_BASE: Final = _UNSEEN_AT + _VALUE_OFFSET  # the unseen count of value v is at _UNSEEN_BASE + v
 _HAS_HAND: Final = 5
@@ -417,11 +428,17 @@ class TableEncoder:
     float32 buffer laid out in seat order, and a few public counters (pile
     sizes, decision, round, totals) are read from the game. Hidden card values
     are never read: at a round's start, a reshuffle or the game's end the
-    table is read again, taking a slot's value only where it is revealed. The
-    card in hand goes only into the due seat's observation.
+    table is read again, taking a slot's value only where it is revealed.
 
-    ``observe(game, seat)`` then gathers the buffer into ``seat``'s relative
-    order with one numpy ``take`` (a fresh array; the buffer is never handed out).
+    The buffer holds the table as the due seat sees it (its turn flag, the
+    card in its hand, that card out of the unseen counts); only what changed
+    is written (the decision's one-hot, the hand's unseen count), and a card
+    the events show moving from the hand to the table, or from the discard
+    pile to the hand, stays counted as seen without being taken out and put
+    back. ``observe(game, seat)`` then gathers the buffer into ``seat``'s
+    relative order with one numpy indexing (a copy for seat 0: a fresh array;
+    the buffer is never handed out) and, for any other seat, takes the turn
+    flag and the hand out of that copy.
     """
 
     def __init__(self, num_players: int, rules: Rules) -> None:
@@ -430,32 +447,39 @@ class TableEncoder:
         self._rules = tuple(_rules_part(rules))
         self._seat_start = TABLE_SIZE
         self._grid_start = TABLE_SIZE + n * SEAT_SIZE
-        orders: list[npt.NDArray[np.intp]] = []
-        for seat in range(n):
+        self._grid_starts = tuple(self._grid_start + s * GRID_BLOCK for s in range(n))
+        orders: list[npt.NDArray[np.intp] | None] = [None]  # seat 0's order is the buffer's own: a copy
+        for seat in range(1, n):
             index = list(range(TABLE_SIZE))
             for k in range(n):
                 s = (seat + k) % n
                 index += range(TABLE_SIZE + s * SEAT_SIZE, TABLE_SIZE + (s + 1) * SEAT_SIZE)
             for k in range(n):
-                s = (seat + k) % n
-                start = self._grid_start + s * GRID_BLOCK
+                start = self._grid_starts[(seat + k) % n]
                 index += range(start, start + GRID_BLOCK)
             orders.append(np.array(index, dtype=np.intp))
         self._orders = orders
         self._buffer = np.zeros(self.size, dtype=np.float32)
         self._mv = self._buffer.data.cast("B").cast("f")
-        self._events: list[Event] | None = None
+        self._events: list[Event] = []  # the game's events list read so far (never a game's own at first)
         self._seen = 0
-        self._hand: int | None = None  # the hand written into the buffer (for the due seat)
+        self._hand: int | None = None  # the card in hand the buffer shows (taken out of the unseen counts)
 
     def _resync(self, game: Game) -> None:
-        """Read the whole public table again (hidden values are not read)."""
+        """Read the whole public table again (hidden values are not read), the decision and the card in hand."""
         mv = self._mv
+        mv[0:_UNSEEN_AT] = array("f", bytes(4 * _UNSEEN_AT))
+        mv[DECISIONS.index(game.decision)] = 1.0
         mv[_UNSEEN_AT + _NUM_VALUES : TABLE_SIZE] = array("f", self._rules)
         unseen = [float(c) for c in _DECK]
         discard = game.discard
         for v in discard:
             unseen[v + _VALUE_OFFSET] -= 1
+        hand = self._hand = game.hand  # the due seat's card (none after a round's end or the game's)
+        if hand is not None:
+            mv[_HAS_HAND] = 1.0
+            mv[_HAND] = hand
+            unseen[hand + _VALUE_OFFSET] -= 1
         at = self._grid_start
         for seat in range(self.num_players):
             states = game.states[seat]
@@ -500,112 +524,151 @@ class TableEncoder:
             at += SEAT_SIZE
 
     def sync(self, game: Game) -> None:
-        """Bring the buffer up to date with ``game``: the events since the last call, then the hand."""
+        """Bring the buffer up to date with ``game`` (nothing to do when no event came since the last call)."""
         events = game.events
-        if events is None:
-            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
-        seen = self._seen
-        if events is self._events and len(events) == seen:
+        if events is not self._events or len(events) != self._seen:
+            self._catch_up(game, events)
+
+    def _catch_up(self, game: Game, events: list[Event] | None) -> None:
+        """Apply the events since the last call (a new events list: read the whole table again).
+
+        Each event also sets what it implies for the decision's one-hot and the
+        card in hand, so nothing else is read from the game: a draw implies
+        swap_or_reveal, a take swap_after_take, a swap or a discard draw_or_take
+        (and no card in hand), the turns' start draw_or_take; any other change
+        comes with an event that reads the table again. Only a drawn card's
+        value is read, from ``game.hand``, once no later event placed it.
+        """
+        if events is not self._events:
+            if events is None:
+                raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+            self._events = events
+            self._seen = len(events)
+            self._resync(game)
             return
         mv = self._mv
         u = _UNSEEN_BASE
-        hand = self._hand
-        if hand is not None:  # take the due seat's card out again: the buffer holds the public table
-            mv[u + hand] += 1
-        if events is not self._events:
-            self._events = events
-            self._resync(game)
-        else:
-            resync = False
-            grid_start = self._grid_start
-            fresh: Sequence[tuple[Any, ...]] = events[seen:]  # plain tuples: each kind sets the fields it names
-            for event in fresh:
-                kind = event[0]
-                if kind is _EV_DRAW:
-                    mv[_DRAW_SIZE] -= 1
-                elif kind is _EV_TAKE:
-                    mv[u + event[3]] += 1
-                    discard = game.discard
-                    mv[_HAS_DISCARD] = 1.0 if discard else 0.0
-                    mv[_DISCARD_TOP] = discard[-1] if discard else 0
-                    mv[_DISCARD_SIZE] -= 1
-                elif kind is _EV_SWAP:
-                    at = grid_start + event[1] * GRID_BLOCK
-                    value = event[3]
-                    old = event[4]
-                    p = at + 3 * event[2]
-                    if mv[p]:  # a hidden card leaves for the discard pile
-                        mv[p] = 0.0
-                        mv[at + _HIDDEN_COUNT_AT] -= 1
-                        mv[u + old] -= 1
-                    else:  # a revealed card moves to the discard pile: still seen
-                        mv[at + _REVEALED_SUM_AT] -= old
-                    mv[p + 2] = value
-                    mv[at + _REVEALED_SUM_AT] += value
-                    mv[u + value] -= 1
-                    mv[_HAS_DISCARD] = 1.0
-                    mv[_DISCARD_TOP] = old
-                    mv[_DISCARD_SIZE] += 1
-                elif kind is _EV_REVEAL or kind is _EV_FINAL_REVEAL:
-                    at = grid_start + event[1] * GRID_BLOCK
-                    value = event[3]
-                    p = at + 3 * event[2]
-                    mv[p] = 0.0
-                    mv[p + 2] = value
-                    mv[at + _HIDDEN_COUNT_AT] -= 1
-                    mv[at + _REVEALED_SUM_AT] += value
-                    mv[u + value] -= 1
-                elif kind is _EV_DISCARD:
-                    value = event[3]
-                    mv[u + value] -= 1
-                    mv[_HAS_DISCARD] = 1.0
-                    mv[_DISCARD_TOP] = value
-                    mv[_DISCARD_SIZE] += 1
-                elif kind is _EV_COLUMN_CLEARED:
-                    at = grid_start + event[1] * GRID_BLOCK
-                    value = event[3]
-                    p = at + 3 * event[2]
-                    for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
-                        mv[q + 1] = 1.0
-                        mv[q + 2] = 0.0
-                    mv[at + _REVEALED_SUM_AT] -= 3 * value
-                    mv[_HAS_DISCARD] = 1.0
-                    mv[_DISCARD_TOP] = value
-                    mv[_DISCARD_SIZE] += 3
-                elif kind in _EV_SEATS:
-                    self._write_seats(game)
-                elif kind in _EV_RESYNC:
-                    resync = True
-            if resync:
-                self._resync(game)
+        held = self._hand  # the card in hand the buffer shows, taken out of the unseen counts
+        drawn = False  # a card was drawn and not placed yet
+        resync = False
+        starts = self._grid_starts
+        fresh: Sequence[tuple[Any, ...]] = events[self._seen :]  # plain tuples: each kind sets the fields it names
         self._seen = len(events)
-        # the decision, then the due seat's card in hand (it alone sees it)
-        decision = game.decision
-        if decision is DecisionKind.DRAW_OR_TAKE:
-            mv[0:4] = _DRAW_OR_TAKE_CODE
-        elif decision is DecisionKind.SWAP_OR_REVEAL:
-            mv[0:4] = _SWAP_OR_REVEAL_CODE
-        else:
-            mv[0:4] = _DECISION_CODES[decision]
-        hand = self._hand = game.hand
-        if hand is None:
-            mv[_HAS_HAND] = 0.0
-            mv[_HAND] = 0.0
-        else:
+        for event in fresh:
+            kind = event[0]
+            if kind is _EV_SWAP:
+                at = starts[event[1]]
+                value = event[3]
+                old = event[4]
+                p = at + 3 * event[2]
+                if mv[p]:  # a hidden card leaves for the discard pile: now seen
+                    mv[p] = 0.0
+                    mv[at + _HIDDEN_COUNT_AT] -= 1
+                    mv[u + old] -= 1
+                    mv[at + _REVEALED_SUM_AT] += value
+                else:  # a revealed card moves to the discard pile: still seen
+                    mv[at + _REVEALED_SUM_AT] += value - old
+                mv[p + 2] = value
+                if held == value:  # the card in hand goes to the grid: counted as seen already
+                    held = None
+                else:
+                    mv[u + value] -= 1
+                drawn = False
+                mv[_HAS_HAND] = 0.0
+                mv[_HAND] = 0.0
+                mv[_HAS_DISCARD] = 1.0
+                mv[_DISCARD_TOP] = old
+                mv[_DISCARD_SIZE] += 1
+                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # the next turn's decision
+                mv[_DECISION_SWAP_OR_REVEAL] = 0.0
+                mv[_DECISION_SWAP_AFTER_TAKE] = 0.0
+            elif kind is _EV_DRAW:
+                mv[_DRAW_SIZE] -= 1
+                mv[_DECISION_DRAW_OR_TAKE] = 0.0
+                mv[_DECISION_SWAP_OR_REVEAL] = 1.0
+                drawn = True
+            elif kind is _EV_TAKE:
+                value = held = event[3]  # from the discard pile to the due seat's hand: seen all along
+                discard = game.discard
+                mv[_HAS_HAND] = 1.0
+                mv[_HAND] = value
+                if discard:
+                    mv[_DISCARD_TOP] = discard[-1]
+                else:
+                    mv[_HAS_DISCARD] = 0.0
+                    mv[_DISCARD_TOP] = 0.0
+                mv[_DISCARD_SIZE] -= 1
+                mv[_DECISION_DRAW_OR_TAKE] = 0.0
+                mv[_DECISION_SWAP_AFTER_TAKE] = 1.0
+            elif kind is _EV_REVEAL or kind is _EV_FINAL_REVEAL:
+                at = starts[event[1]]
+                value = event[3]
+                p = at + 3 * event[2]
+                mv[p] = 0.0
+                mv[p + 2] = value
+                mv[at + _HIDDEN_COUNT_AT] -= 1
+                mv[at + _REVEALED_SUM_AT] += value
+                mv[u + value] -= 1
+            elif kind is _EV_DISCARD:
+                value = event[3]
+                if held == value:  # the drawn card goes to the discard pile: counted as seen already
+                    held = None
+                else:
+                    mv[u + value] -= 1
+                drawn = False
+                mv[_HAS_HAND] = 0.0
+                mv[_HAND] = 0.0
+                mv[_HAS_DISCARD] = 1.0
+                mv[_DISCARD_TOP] = value
+                mv[_DISCARD_SIZE] += 1
+                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # a reveal follows, then the next turn
+                mv[_DECISION_SWAP_OR_REVEAL] = 0.0
+            elif kind is _EV_COLUMN_CLEARED:
+                at = starts[event[1]]
+                value = event[3]
+                p = at + 3 * event[2]
+                for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
+                    mv[q + 1] = 1.0
+                    mv[q + 2] = 0.0
+                mv[at + _REVEALED_SUM_AT] -= 3 * value
+                mv[_HAS_DISCARD] = 1.0
+                mv[_DISCARD_TOP] = value
+                mv[_DISCARD_SIZE] += 3
+            elif kind is _EV_TURNS_START:
+                mv[_DECISION_OPENING_REVEAL] = 0.0
+                mv[_DECISION_DRAW_OR_TAKE] = 1.0
+                self._write_seats(game)
+            elif kind is _EV_ROUND_FINISHING:
+                self._write_seats(game)
+            elif kind in _EV_RESYNC:
+                resync = True
+        if resync:
+            self._resync(game)
+            return
+        if drawn:  # the due seat's card in hand: it alone sees it
+            held = game.hand
+            assert held is not None
             mv[_HAS_HAND] = 1.0
-            mv[_HAND] = hand
-            mv[u + hand] -= 1
+            mv[_HAND] = held
+            mv[u + held] -= 1
+        self._hand = held
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
-        """``seat``'s observation vector now (a fresh array)."""
-        self.sync(game)
-        # seat 0's order is the buffer's own; a copy is cheaper than a gather
-        out: npt.NDArray[np.float32] = self._buffer.copy() if seat == 0 else self._buffer[self._orders[seat]]
-        if seat != game.seat or game.over:  # not the due seat: no turn, no card in hand
-            out[_MY_TURN] = 0.0
-            hand = self._hand
-            if hand is not None:
-                out[_HAS_HAND] = 0.0
-                out[_HAND] = 0.0
-                out[_UNSEEN_BASE + hand] += 1
+        """``seat``'s observation vector now (a fresh array); :meth:`SkyjoEnv.observe` does the same inline."""
+        events = game.events
+        if events is not self._events or len(events) != self._seen:
+            self._catch_up(game, events)
+        order = self._orders[seat]
+        out: npt.NDArray[np.float32] = self._buffer.copy() if order is None else self._buffer[order]
+        if seat != game.seat or game.over:
+            self.hide_turn(out)
         return out
+
+    def hide_turn(self, out: npt.NDArray[np.float32]) -> None:
+        """Make ``out`` (a copy of the buffer) a seat's whose decision is not due: no turn, no card in hand."""
+        out[_MY_TURN] = 0.0
+        hand = self._hand
+        if hand is not None:
+            out[_HAS_HAND] = 0.0
+            out[_HAND] = 0.0
+            out[_UNSEEN_BASE + hand] += 1

@@ -48,7 +48,7 @@ class SkyjoGymEnv(gymnasium.Env[Observation, np.int64]):
     """Skyjo for one learner in seat ``seat``; ``opponents`` play the other seats, in seat order.
 
     ``reset`` and ``step`` return the learner's observation (the same dict as
-    :class:`SkyjoEnv`'s); the reward of a step is everything the learner
+    :class:`SkyjoEnv`'s, its mask a fresh writable copy); the reward of a step is everything the learner
     earned since its last decision (see ``reward`` in :class:`SkyjoEnv`).
     ``info["view"]`` is the learner's structured :class:`~skyjo_bot.types.View`.
 
@@ -107,7 +107,7 @@ class SkyjoGymEnv(gymnasium.Env[Observation, np.int64]):
         for s, bot in self.opponents.items():
             bot.on_game_start(GameStart(str(aec.game_seed), s, game.players, aec.rules))
         self._play_others()
-        return aec.observe(self.agent), self._info()
+        return self._observe(), self._info()
 
     def step(self, action: int | np.integer[Any]) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         aec = self.aec
@@ -131,7 +131,13 @@ class SkyjoGymEnv(gymnasium.Env[Observation, np.int64]):
         info = self._info()
         if illegal:
             info["illegal"] = True
-        return aec.observe(self.agent), reward, terminated, truncated, info
+        return self._observe(), reward, terminated, truncated, info
+
+    def _observe(self) -> Observation:
+        """The learner's observation with a writable copy of the mask: Gymnasium asks for new data on every call."""
+        observation = self.aec.observe(self.agent)
+        observation["action_mask"] = observation["action_mask"].copy()
+        return observation
 
     def _play_others(self) -> None:
         aec = self.aec

@@ -151,9 +151,9 @@ class GameRunner:
             if st.seat.keeps_time:
                 answer = await st.seat.decide(decision)
             else:  # a backstop for seats that do not enforce the clock themselves
-                answer = await asyncio.wait_for(
-                    st.seat.decide(decision), timeout=(limit + self.tc.grace_ms) / 1000 + 30.0
-                )
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation
+                async with asyncio.timeout((limit + self.tc.grace_ms) / 1000 + 30.0):
+                    answer = await st.seat.decide(decision)
         except TimeoutError:
             answer = Answer(None, float(limit), TIMEOUT, "nothing", f"no answer within {limit} ms")
         finally:

@@ -36,6 +36,7 @@ from skyjo_ref.match import GamePlan, MatchSpec, MatchSpecError, Seat, SeatSpec,
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.threaded import BotThread, ThreadedSeat
 from skyjo_ref.records import dumps
+from skyjo_ref.server import wire
 from skyjo_ref.server.session import RemoteSeat, Session, Stream
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
@@ -391,7 +392,9 @@ class RefereeServer:
             if left <= 0:
                 return False
             try:
-                await asyncio.wait_for(self._tokens_changed.wait(), left)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation
+                async with asyncio.timeout(left):
+                    await self._tokens_changed.wait()
             except TimeoutError:
                 return len(self.sessions) <= at_most
         return True
@@ -495,7 +498,7 @@ def _add_bot_service(service: _BotService, server: grpc.aio.Server) -> None:
         "Play": grpc.stream_stream_rpc_method_handler(
             service.Play,
             request_deserializer=None,  # bytes in: see _parse
-            response_serializer=pb.PlayResponse.SerializeToString,
+            response_serializer=wire.serialize_response,  # messages, or bytes built by wire
         )
     }
     name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
@@ -549,7 +552,8 @@ class _BotService(pb_grpc.BotServiceServicer):
     async def _play(self, context: grpc.aio.ServicerContext[Any, Any], session: Session) -> None:
         """The call of a known token: Hello, then the bot's messages until the stream ends."""
         try:
-            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+            async with asyncio.timeout(HELLO_TIMEOUT_S):  # not wait_for: 3.11's can swallow a cancellation
+                first = await context.read()
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:.0f} s: send Hello first"
