@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from file_lock import exclusive
 from sdk_harness import ROOT, autos, play_match, referee, start_bot
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
@@ -33,13 +34,14 @@ def cpp_bot(pytestconfig: pytest.Config) -> Path:
     cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
     work = cache.mkdir("skyjo-cpp") if cache is not None else CPP_DIR / ".build"  # both ignored by git
     out = work / "skyjo-cpp-bot"
-    done = subprocess.run(
-        [str(CPP_DIR / "build-debian.sh"), str(out)],
-        env={"PATH": "/usr/bin:/bin", "SKYJO_CPP_WORK": str(work)},
-        capture_output=True,
-        text=True,
-        timeout=110,
-    )
+    with exclusive(work / "build.lock"):  # one build at a time (xdist workers, parallel runs); later ones are no-ops
+        done = subprocess.run(
+            [str(CPP_DIR / "build-debian.sh"), str(out)],
+            env={"PATH": "/usr/bin:/bin", "SKYJO_CPP_WORK": str(work)},
+            capture_output=True,
+            text=True,
+            timeout=110,
+        )
     assert done.returncode == 0, f"the C++ bot did not build:\n{done.stdout}{done.stderr}"
     assert out.is_file()
     return out

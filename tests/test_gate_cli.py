@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tournament_run import child_pids, stored_count
+from test_tournament_run import child_pids, holding, stored_count
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "python" / "minimal_bot.py")
@@ -138,22 +138,28 @@ def test_a_store_of_another_gate_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_sdk_bot_file_gate_killed_with_9_resumes_to_the_same_verdict(tmp_path: Path) -> None:
-    args = (MINIMAL, "greedy", "--elo0", "-300", "--elo1", "-150", *SHORT, "-j", "2")
+    candidate = tmp_path / "minimal_bot.py"  # plays as the minimal bot; holds when told (HOLD_AFTER)
+    candidate.write_text(holding(Path(MINIMAL).read_text(encoding="utf-8")), encoding="utf-8")
+    args = (str(candidate), "greedy", "--elo0", "-300", "--elo1", "-150", *SHORT, "-j", "2")
     whole = gate(*args, "--out", "whole", "--json", "whole.json", cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr
     reference = json.loads((tmp_path / "whole.json").read_text())
     assert reference["verdict"] == "accepted" and reference["games"] >= 12
 
     db = tmp_path / "killed" / "results.sqlite"
-    proc = subprocess.Popen(
+    held = tmp_path / "holding"
+    proc = subprocess.Popen(  # the candidate holds after 4 games: the kill comes mid-run, never after the verdict
         [sys.executable, "-m", "skyjo_ref", "gate", *args, "--out", "killed"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOLD_AFTER": "4", "HOLD_FILE": str(held)},
     )
-    deadline = time.monotonic() + 90
-    while stored_count(db) < 4 and time.monotonic() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 90  # a failure detector: the gate cannot end by itself
+    while not (held.exists() and stored_count(db) >= 4) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
+    assert proc.poll() is None, "the gate ended before the test killed it"
+    assert held.exists() and stored_count(db) >= 4, "no game held and four stored within 90 s"
     bots = child_pids(proc.pid)  # bot processes run in their own process groups
     proc.kill()
     for pid in bots:
@@ -163,7 +169,7 @@ def test_an_sdk_bot_file_gate_killed_with_9_resumes_to_the_same_verdict(tmp_path
     before = stored_count(db)
     assert 4 <= before < reference["games"], "the kill came too late to test a resume"
 
-    resumed = gate(*args, "--out", "killed", "--json", "resumed.json", cwd=tmp_path)
+    resumed = gate(*args, "--out", "killed", "--json", "resumed.json", cwd=tmp_path)  # no HOLD_AFTER: to the end
     assert resumed.returncode == 0, resumed.stderr
     again = json.loads((tmp_path / "resumed.json").read_text())
     for key in ("verdict", "games", "llr", "pentanomial", "history", "elo", "elo_ci"):
@@ -172,17 +178,26 @@ def test_an_sdk_bot_file_gate_killed_with_9_resumes_to_the_same_verdict(tmp_path
 
 
 def test_ctrl_c_exits_130_and_writes_json(tmp_path: Path) -> None:
+    """SIGINT at a point the test sees: two games stored and the candidate holding a game, so none can end."""
+    candidate = tmp_path / "minimal_bot.py"
+    candidate.write_text(holding(Path(MINIMAL).read_text(encoding="utf-8")), encoding="utf-8")
+    held = tmp_path / "holding"
+    forever = ("--decision-ms", "86400000", "--bank-ms", "86400000")  # a held decision never times out
+    args = (str(candidate), "greedy", *SHORT, *forever, "--out", "g", "--json", "r.json")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skyjo_ref", "gate", MINIMAL, "greedy", *SHORT, "--out", "g", "--json", "r.json"],
+        [sys.executable, "-m", "skyjo_ref", "gate", *args],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "HOLD_AFTER": "2", "HOLD_FILE": str(held)},
     )
     db = tmp_path / "g" / "results.sqlite"
-    deadline = time.monotonic() + 90
-    while stored_count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 90  # a failure detector: the gate cannot end by itself
+    while not (held.exists() and stored_count(db) >= 2) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
+    assert proc.poll() is None, "the gate ended before the test interrupted it"
+    assert held.exists() and stored_count(db) >= 2, "no game held and two stored within 90 s"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from file_lock import exclusive
 from sdk_harness import ROOT, CuttableProxy, autos, play_match, referee, start_bot
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
@@ -34,13 +35,14 @@ def go_bot(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
     cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
     work = cache.mkdir("skyjo-go") if cache is not None else GO_DIR / ".build"  # both ignored by git
     out = tmp_path_factory.mktemp("go") / "skyjo-go-bot"
-    done = subprocess.run(
-        [str(GO_DIR / "build-debian.sh"), str(out)],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(work), "SKYJO_GO_WORK": str(work)},
-        capture_output=True,
-        text=True,
-        timeout=110,
-    )
+    with exclusive(work / "build.lock"):  # its GOPATH folder is rewritten by each build: one at a time
+        done = subprocess.run(
+            [str(GO_DIR / "build-debian.sh"), str(out)],
+            env={"PATH": "/usr/bin:/bin", "HOME": str(work), "SKYJO_GO_WORK": str(work)},
+            capture_output=True,
+            text=True,
+            timeout=110,
+        )
     assert done.returncode == 0, f"the Go bot did not build:\n{done.stdout}{done.stderr}"
     assert out.is_file()
     return out

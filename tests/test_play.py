@@ -374,3 +374,20 @@ def test_play_against_a_python_bot_in_process(tmp_path: Path) -> None:
     record = json.loads(next(tmp_path.glob("game-*.json")).read_text())
     assert {"name": "minimal_bot", "version": "in-process"} in record["meta"]["bots"]
     assert not list(tmp_path.glob("*.log"))
+
+
+def test_a_client_that_cannot_join_is_reported_as_soon_as_it_gives_up() -> None:
+    """The wait for the person's Welcome ends with the client's task: its reason, not the 30 s bound."""
+    import asyncio
+
+    from skyjo_bot import BotClient
+    from skyjo_ref.cli.play_session import PlayError, _wait_welcome
+
+    async def main() -> None:
+        client = BotClient(make_builtin("greedy"), "127.0.0.1:1", "t", give_up_after=0.2)  # nothing listens there
+        task = asyncio.create_task(client.run())
+        with pytest.raises(PlayError, match=r"could not join the referee: no session with the referee at 127\.0\.0\.1"):
+            await _wait_welcome(client, task)
+        assert not client.welcomed.is_set()
+
+    asyncio.run(asyncio.wait_for(main(), 25))  # a failure detector, under the 30 s bound it must not reach

@@ -175,3 +175,52 @@ def test_bot_specs_are_read_or_refused_clearly(tmp_path: Path) -> None:
     ):
         with pytest.raises(BotSpecError, match=message):
             parse_bot_spec(bad, base=tmp_path)
+
+
+def test_a_cancel_that_lands_as_stop_finishes_waiting_is_not_swallowed() -> None:
+    """stop() is cancelled even when the cancel comes in the loop turn its wait for the watcher ends.
+
+    Python 3.11's ``asyncio.wait_for`` returns normally then (the cancel is lost, and a cancelled
+    tournament would go on); ``asyncio.timeout`` delivers it. The watcher is a stand-in the test
+    controls, so the order of the loop's callbacks is fixed: no timing involved.
+    """
+    bot = ManagedBot(command_spec([sys.executable, "-c", "pass"], name="idle"), "127.0.0.1:1", "t")
+
+    async def scenario() -> asyncio.Task[None]:
+        waiting, release = asyncio.Event(), asyncio.Event()
+
+        async def watcher() -> None:  # ends as the real one does after a stop: exited set, then return
+            waiting.set()
+            await release.wait()
+            bot.exited.set()
+
+        bot._watcher = asyncio.create_task(watcher())
+        await waiting.wait()
+        stopper = asyncio.create_task(bot.stop(timeout_s=60))  # runs before the watcher wakes: it waits on it
+        release.set()
+        await bot.exited.wait()  # this turn the watcher is done and stop() is about to wake
+        stopper.cancel()
+        await asyncio.gather(stopper, return_exceptions=True)
+        return stopper
+
+    stopper = asyncio.run(scenario())
+    assert stopper.cancelled(), "the cancel was swallowed: stop() returned normally"
+
+
+def test_stop_ends_the_pause_before_a_restart_at_once() -> None:
+    """A crashed bot waits before its restart; stop() does not wait that pause out."""
+
+    class Patient(ManagedBot):
+        RESTART_BACKOFF_S = (3600.0, 3600.0)  # an hour: stop() can only end it by waking the watcher
+
+    quitter = command_spec([sys.executable, "-c", "import sys; sys.exit(7)"], name="quitter")
+
+    async def scenario() -> ManagedBot:
+        bot = Patient(quitter, "127.0.0.1:1", "t", max_restarts=3)
+        await bot.start()
+        await bot.wait_fault(0)  # crashed: the watcher is now in its pause before the restart
+        await bot.stop(timeout_s=60)
+        return bot
+
+    bot = asyncio.run(asyncio.wait_for(scenario(), 60))  # a failure detector: the pause is an hour
+    assert bot.restarts == 0 and not bot.running and len(bot.faults) == 1

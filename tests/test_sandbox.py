@@ -428,9 +428,9 @@ def test_kill_9_of_the_tournament_takes_the_bots_children_with_it(tmp_path: Path
         proc.kill()  # kill -9: no cleanup code of the tournament runs
         proc.wait(timeout=30)
     try:
-        assert _wait(lambda: not _alive(bot) and not _alive(in_group), 10), "the bot or its child outlived kill -9"
+        assert _wait(lambda: not _alive(bot) and not _alive(in_group), 30), "the bot or its child outlived kill -9"
         if limits:  # the cgroup also holds the child that left the process group
-            assert _wait(lambda: not _alive(left_group), 10), "a child that called setsid outlived kill -9"
+            assert _wait(lambda: not _alive(left_group), 30), "a child that called setsid outlived kill -9"
     finally:
         for pid in (bot, in_group, left_group):
             if _alive(pid):

@@ -453,8 +453,8 @@ def test_a_second_connection_with_the_same_token_replaces_the_first() -> None:
             first = BotClient(Bot(), server.address, token)
             first_run = asyncio.create_task(first.run())
             assert await server.wait_connected(token, 30)
-            while first.stats.sessions == 0:
-                await asyncio.sleep(0.05)
+            await asyncio.wait_for(first.welcomed.wait(), 30)
+            assert first.stats.sessions == 1
             second = BotClient(Bot(), server.address, token)
             second_run = asyncio.create_task(second.run())
             with pytest.raises(SessionRefused, match="another connection with the same token replaced this one"):

@@ -11,7 +11,6 @@ import json
 import os
 import pty
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -69,6 +68,34 @@ BOT_SOURCE = textwrap.dedent(
             return Action.swap(hidden[0] if hidden else revealed[0])
     '''
 )
+
+
+#: Appended to a bot class whose ``decide`` is renamed ``_play`` (see :func:`holding`): with HOLD_AFTER=n in its
+#: environment, once n of its games are over it touches HOLD_FILE and never answers again (until stopped: its
+#: event loop stays free for SIGTERM). A run then cannot end by itself: a test stops it at a point it has seen,
+#: however fast or slow the machine. Without HOLD_AFTER it plays exactly as ``_play`` does.
+HOLD_WHEN_TOLD = """
+    finished = 0
+
+    def on_game_over(self, result):
+        self.finished += 1
+
+    async def decide(self, view):
+        import asyncio
+        import os
+
+        after = os.environ.get("HOLD_AFTER")
+        if after is not None and self.finished >= int(after):
+            open(os.environ["HOLD_FILE"], "a").close()
+            await asyncio.Event().wait()
+        return self._play(view)
+"""
+
+
+def holding(source: str) -> str:
+    """``source`` (one bot class, its ``decide`` last) with :data:`HOLD_WHEN_TOLD` added to the class."""
+    assert source.count("    def decide(") == 1 and source.rstrip().endswith(")")
+    return source.replace("    def decide(", "    def _play(", 1) + HOLD_WHEN_TOLD
 
 
 def setup_folder(tmp_path: Path) -> Path:
@@ -224,17 +251,22 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
     assert whole.returncode == 0, whole.stderr
 
     folder = setup_folder(tmp_path / "killed")
+    (folder / "bots" / "low.py").write_text(holding(BOT_SOURCE), encoding="utf-8")  # the same play, and a hold
     write_config(folder, THREE_BOTS, deals=4)
     db = folder / "out" / "results.sqlite"
-    proc = subprocess.Popen(
+    held = folder / "holding"
+    proc = subprocess.Popen(  # low holds after 6 of its games: the kill comes mid-run, never after the end
         [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOLD_AFTER": "6", "HOLD_FILE": str(held)},
     )
-    deadline = time.monotonic() + 90
-    while stored_count(db) < 6 and time.monotonic() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 90  # a failure detector: the run cannot end by itself
+    while not (held.exists() and stored_count(db) >= 6) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    assert proc.poll() is None, "the tournament ended before the test killed it"
+    assert held.exists() and stored_count(db) >= 6, "no game held and six stored within 90 s"
     bots = child_pids(proc.pid)  # bot processes run in their own process groups
     proc.kill()  # kill -9, then the bots too, as a power cut would
     for pid in bots:
@@ -244,6 +276,7 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
     before = stored_count(db)
     assert 6 <= before < 24
 
+    # no HOLD_AFTER now: low plays to the end
     resumed = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{24 - before} games played" in " ".join(resumed.stderr.split())
@@ -424,14 +457,14 @@ def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Pa
 
 def test_a_remote_bot_plays_with_its_own_token(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
-    with socket.socket() as probe:  # a free loopback port for the referee to listen on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # a fixed address the bot knows in advance: a Unix socket in the test's folder (a free TCP port found by a
+    # probe could be taken by another test's server before the referee binds it)
+    address = "unix:referee.sock"  # relative: both processes run in the folder
     token = "remote-token-1234"
     bots = f"  - {{name: greedy, builtin: greedy}}\n  - {{name: far, remote: {{token: {token}}}}}\n"
     config = write_config(folder, bots, deals=1)
-    config.write_text(config.read_text().replace("bots:\n", f"referee: {{listen: '127.0.0.1:{port}'}}\nbots:\n"))
-    env = {**os.environ, "SKYJO_ADDR": f"127.0.0.1:{port}", "SKYJO_TOKEN": token}
+    config.write_text(config.read_text().replace("bots:\n", f"referee: {{listen: '{address}'}}\nbots:\n"))
+    env = {**os.environ, "SKYJO_ADDR": address, "SKYJO_TOKEN": token}
     remote = subprocess.Popen(
         [sys.executable, "-m", "skyjo_bot", "run", "bots/low.py", "--give-up", "20"],
         cwd=folder,

@@ -247,6 +247,9 @@ class ManagedBot:
 
     #: How often the process cap's cgroup is checked for failed forks (a bot that hits its cap is stopped).
     WATCHDOG_S: Final = 0.25
+    #: The pause before restarting a crashed process: doubles from the first value with each restart, up to
+    #: the second (a bot that crashes at once does not spin). stop() ends it at once.
+    RESTART_BACKOFF_S: tuple[float, float] = (0.2, 5.0)
 
     def __init__(
         self,
@@ -273,6 +276,7 @@ class ManagedBot:
         self._proc: asyncio.subprocess.Process | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._stopping = False
+        self._stop_requested = asyncio.Event()  # set by stop(): ends a restart's backoff at once
         self._started_at = 0.0
         self._plan: SandboxPlan | None = None
         self._limit_hit: str | None = None  # set by the watchdog when it stops the process
@@ -294,6 +298,7 @@ class ManagedBot:
         """Start the process (raises :class:`OSError` when it cannot be started at all, or its sandbox
         cannot be set up here: :class:`~skyjo_ref.sandbox.SandboxUnavailable`)."""
         self._stopping = False
+        self._stop_requested.clear()
         await self._spawn()
         self._watcher = asyncio.create_task(self._watch())
 
@@ -337,7 +342,8 @@ class ManagedBot:
                 kill_group(cgroup)
                 return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(proc.wait()), self.WATCHDOG_S)
+                async with asyncio.timeout(self.WATCHDOG_S):  # not wait_for: see stop()
+                    await asyncio.shield(proc.wait())
 
     async def _reap_tree(self, proc: asyncio.subprocess.Process) -> None:
         """Kill what the ended process left behind (its process group, its cgroup) and retire its cgroup."""
@@ -375,7 +381,8 @@ class ManagedBot:
             hits = pids_limit_hits(plan.cgroup) if plan is not None and plan.cgroup is not None else 0
             await self._reap_tree(proc)  # its children hold the output pipe open: they go first
             try:
-                await asyncio.wait_for(pump, 2.0)
+                async with asyncio.timeout(2.0):  # on timeout the pump is cancelled (and awaited)
+                    await pump
             except TimeoutError:  # a child that left the process group (and had no cgroup) still holds it
                 log.warning("bot %s: a process it started still holds its output open", self.spec.name)
             if self._stopping:
@@ -392,7 +399,10 @@ class ManagedBot:
             if self.restarts >= self.max_restarts:
                 log.warning("bot %s: not restarted again after %d restarts", self.spec.name, self.restarts)
                 return
-            await asyncio.sleep(min(5.0, 0.2 * 2**self.restarts))
+            with contextlib.suppress(TimeoutError):  # the backoff before a restart, cut short by stop()
+                first, longest = self.RESTART_BACKOFF_S
+                async with asyncio.timeout(min(longest, first * 2**self.restarts)):
+                    await self._stop_requested.wait()
             if self._stopping:
                 return
             self.restarts += 1
@@ -408,13 +418,20 @@ class ManagedBot:
             await self._fault_noted.wait_for(lambda: len(self.faults) > seen)
 
     async def stop(self, timeout_s: float = 3.0) -> None:
-        """Stop the process: SIGTERM (to its process group), then SIGKILL after ``timeout_s``."""
+        """Stop the process: SIGTERM (to its process group), then SIGKILL after ``timeout_s``.
+
+        The waits use ``asyncio.timeout``, not ``wait_for``: Python 3.11's
+        ``wait_for`` returns normally when the caller is cancelled in the loop
+        turn the awaited thing ends, and a cancelled tournament would go on.
+        """
         self._stopping = True
+        self._stop_requested.set()
         proc = self._proc
         if proc is not None and proc.returncode is None:
             self._signal(proc, signal.SIGTERM)
             try:
-                await asyncio.wait_for(proc.wait(), timeout_s)
+                async with asyncio.timeout(timeout_s):
+                    await proc.wait()
             except TimeoutError:
                 self._signal(proc, signal.SIGKILL)
                 await proc.wait()
@@ -422,7 +439,8 @@ class ManagedBot:
             await self._reap_tree(proc)
         if self._watcher is not None:
             try:
-                await asyncio.wait_for(self._watcher, timeout_s)
+                async with asyncio.timeout(timeout_s):  # on timeout the watcher is cancelled (and awaited)
+                    await self._watcher
             except TimeoutError:
                 self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -188,6 +188,8 @@ class BotClient:
         self.backoff_max = backoff_max
         self.stats = Stats()
         self.seat_name = ""
+        #: Set once the referee has answered Hello (a session holds): wait on it instead of polling stats.
+        self.welcomed = asyncio.Event()
         self._games: dict[str, GameStart] = {}
         # decision -> the reply being computed or computed (kept for re-sent requests)
         self._answers: OrderedDict[bytes, asyncio.Future[pb.DecisionReply]] = OrderedDict()
@@ -391,6 +393,7 @@ class BotClient:
         elif kind == "welcome":
             self.seat_name = msg.welcome.seat_name
             self.stats.sessions += 1
+            self.welcomed.set()
             log.info(
                 "connected to %s as %r (protocol %d)", self.addr, msg.welcome.seat_name, msg.welcome.protocol_version
             )

@@ -182,8 +182,12 @@ async def play(
         if client is not None:
             client.stop()
         if client_task is not None:
+            # asyncio.timeout, not wait_for (whose 3.11 version can return as if nothing happened when
+            # cancelled); the client's own end or failure is no error here, and the bots and the referee
+            # below are stopped whatever happens
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(client_task, 5.0)
+                async with asyncio.timeout(5.0):
+                    await client_task
         for process in managed:
             await process.stop()
         outcome.crashes = {name: list(p.faults) for name, p in processes.items() if p.faults}
@@ -205,14 +209,17 @@ def _seat_names(human: str, bots: Sequence[BotSpec], seat: int) -> list[str]:
 
 
 async def _wait_welcome(client: BotClient, task: asyncio.Task[None]) -> None:
-    """Until the person's client holds a session (the referee answered Hello)."""
-    deadline = asyncio.get_running_loop().time() + CONNECT_TIMEOUT_S
-    while client.stats.sessions == 0:
-        if task.done():
-            raise PlayError(f"could not join the referee: {_client_failure(task)}")
-        if asyncio.get_running_loop().time() > deadline:
-            raise PlayError(f"could not join the referee at {client.addr} within {CONNECT_TIMEOUT_S:.0f} s")
-        await asyncio.sleep(0.02)
+    """Until the person's client holds a session (the referee answered Hello), or its task ends."""
+    welcomed = asyncio.ensure_future(client.welcomed.wait())
+    try:
+        await asyncio.wait({welcomed, task}, timeout=CONNECT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        welcomed.cancel()
+    if client.welcomed.is_set():
+        return
+    if task.done():
+        raise PlayError(f"could not join the referee: {_client_failure(task)}")
+    raise PlayError(f"could not join the referee at {client.addr} within {CONNECT_TIMEOUT_S:.0f} s")
 
 
 def _client_failure(task: asyncio.Task[None]) -> str:
