@@ -150,93 +150,34 @@ def cyclic_blocks(n: int, k: int, meetings: int, seed: int | str = 0) -> list[tu
     A pair of bots at distance ``d`` (``1 <= d <= n // 2``) shares one developed table for each
     pair of a base table at distance ``d``, two for distance ``n / 2`` (the pair is met from
     both ends). So the search is over ``s`` base tables only, its state the ``n // 2`` distance
-    counts: a seeded local search moves one point of one base table at a time.
-
-    The design grows point by point so that adding a bot keeps most tables: every base table
-    lies within half the circle (its points in ``0 .. n // 2``), so its distances mean the same
-    on ``Z_{n+1}``, and the design of ``n`` points starts from the base tables of ``n - 1``
-    points (repairing as few of them as it can); a turn of an unchanged base table that does not
-    pass point ``n - 1`` is the same table on both circles. The chain starts where a design
-    first exists. None when no design below the round robin's size is found for ``n``.
+    counts: a seeded local search moves one point of one base table at a time. ``s`` starts at
+    the fewest that can give every distance ``meetings`` and grows when no design is found
+    within the budget; None when it reaches the round robin's size.
     """
-    grown: list[tuple[int, ...]] | None = None
-    if k <= GROWN_PLAYERS:
-        for points in range(_first_grown(k), n + 1):
-            grown = _grown_design(points, k, meetings, seed, grown)
-    if grown is not None:
-        return grown
-    # more players, or no design within half circles (too few points): any cyclic design
     classes = n // 2
     weight = [0] + [2 if 2 * d == n else 1 for d in range(1, classes + 1)]
+    per_block = math.comb(k, 2)
     rng = random.Random(f"{seed}/cyclic/{n}/{k}/{meetings}")
-    count = max(1, math.ceil(meetings * classes / math.comb(k, 2)))
+    count = max(1, math.ceil(meetings * classes / per_block))
     everything = math.comb(n, k)
     while count * n < everything:
-        found = _cyclic_search(n, k, meetings, count, weight, rng, within_half=False)
+        found = _cyclic_search(n, k, meetings, count, weight, rng)
         if found is not None:
             return found
         count += 1
     return None
 
 
-#: The most players per table for which designs grow point by point. Above it the few base tables
-#: leave the half-circle search too little slack: the chain breaks often and each break costs a
-#: whole search budget (100 bots at 8 players took 20 s), so those designs are built afresh.
-GROWN_PLAYERS: Final = 5
-
-
-def _first_grown(k: int) -> int:
-    """Where the grown designs start: a half circle of ``C(k, 2) / 2`` distances, room for a table's pairs."""
-    return max(2 * k - 2, math.comb(k, 2) + 1)
-
-
-def _grown_design(
-    n: int, k: int, meetings: int, seed: int | str, previous: Sequence[tuple[int, ...]] | None
-) -> list[tuple[int, ...]] | None:
-    """The base tables for ``n`` points, from ``previous`` (those of ``n - 1`` points) where possible."""
-    if meetings > full_meetings(n, k):
-        return None
-    classes = n // 2
-    weight = [0] + [2 if 2 * d == n else 1 for d in range(1, classes + 1)]
-    rng = random.Random(f"{seed}/cyclic/{n}/{k}/{meetings}")
-    everything = math.comb(n, k)
-    kept = list(previous or ())
-    fewest = max(1, math.ceil(meetings * classes / math.comb(k, 2)), len(kept))
-    for count in range(fewest, fewest + 2):  # bounded: a circle without one falls back (cyclic_blocks)
-        if count * n >= everything:
-            break
-        found = _cyclic_search(n, k, meetings, count, weight, rng, kept)
-        if found is not None:
-            return found
-    return None
-
-
 def _cyclic_search(
-    n: int,
-    k: int,
-    meetings: int,
-    count: int,
-    weight: Sequence[int],
-    rng: random.Random,
-    kept: Sequence[tuple[int, ...]] = (),
-    *,
-    within_half: bool = True,
+    n: int, k: int, meetings: int, count: int, weight: Sequence[int], rng: random.Random
 ) -> list[tuple[int, ...]] | None:
-    """``count`` base tables within half the circle, every distance covered ``L`` or ``L + 1`` times, or None.
-
-    The first base tables are ``kept`` (those of the circle one point smaller): the search
-    prefers moves in base tables it has already changed, so most of them stay as they were.
-    """
+    """``count`` base tables with every distance covered ``L`` or ``L + 1`` times, or None."""
     classes = n // 2
-    top = classes if within_half else n - 1
-    half = range(1, top + 1)  # the points a base table may use besides 0
     low = max(meetings, count * math.comb(k, 2) // classes)
     dist = [min(i, n - i) for i in range(n)]
     budget = 100 + 20 * classes  # bounded: a miss adds one base table (n tables), never loops
     cover = [0] * (classes + 1)
-    blocks = [sorted(block) for block in kept[:count]]
-    blocks += [sorted([0, *rng.sample(half, k - 1)]) for _ in range(count - len(blocks))]
-    touched = set(range(len(kept), count))  # changed base tables: their old turns are lost anyway
+    blocks = [sorted([0, *rng.sample(range(1, n), k - 1)]) for _ in range(count)]
     for block in blocks:
         for a, b in itertools.combinations(block, 2):
             d = dist[(a - b) % n]
@@ -271,15 +212,13 @@ def _cyclic_search(
             break
         d = rng.choice(sorted(wrong))
         moves: list[tuple[int, int, int]] = []  # (block, leaving, entering)
-        # a few base tables, the changed ones first: the moves stay cheap and the kept tables stay
-        some = rng.sample(sorted(touched), min(len(touched), 4))
-        some += rng.sample([i for i in range(count) if i not in touched], min(count - len(touched), 4 - len(some)))
+        some = rng.sample(range(count), min(count, 4))  # a few base tables: the moves stay cheap
         if cover[d] < low:  # put a point at distance d from a point of some base table
             for index in some:
                 block = blocks[index]
                 for anchor in block:
                     for entering in ((anchor + d) % n, (anchor - d) % n):
-                        if 0 < entering <= top and entering not in block:
+                        if entering and entering not in block:
                             moves.extend((index, leaving, entering) for leaving in block if leaving not in (0, anchor))
         else:  # one point of a pair at distance d leaves
             for index, block in enumerate(blocks):  # (every base table: the pair may be in any)
@@ -288,7 +227,9 @@ def _cyclic_search(
                         for leaving in (a, b):
                             if leaving:
                                 moves.extend(
-                                    (index, leaving, e) for e in rng.sample(half, min(top, 24)) if e not in block
+                                    (index, leaving, e)
+                                    for e in rng.sample(range(1, n), min(n - 1, 24))
+                                    if e not in block
                                 )
         if not moves:
             continue
@@ -297,7 +238,6 @@ def _cyclic_search(
         scored = [
             (
                 delta(leaving, entering, [o for o in blocks[i] if o != leaving]),
-                i not in touched,
                 rng.getrandbits(20),
                 i,
                 leaving,
@@ -308,8 +248,7 @@ def _cyclic_search(
         best = min(scored)
         if best[0] > 0 and rng.random() < 0.3:  # stuck: sometimes any of these moves, to get out
             best = rng.choice(scored)
-        _, _, _, index, leaving, entering = best
-        touched.add(index)
+        _, _, index, leaving, entering = best
         others = [o for o in blocks[index] if o != leaving]
         change(leaving, others, -1)
         change(entering, others, 1)
