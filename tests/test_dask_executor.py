@@ -290,16 +290,28 @@ def dask_process(*args: str) -> Iterator[subprocess.Popen[bytes]]:
         proc.wait(timeout=30)
 
 
+def scheduler_address(scheduler_file: Path, scheduler: subprocess.Popen[bytes]) -> str:
+    """The address a ``dask scheduler --scheduler-file`` wrote, once the whole file is there.
+
+    Dask writes the file in place, so it exists (empty, or half written) before it holds JSON: waiting
+    for it to exist is not enough (a loaded run read it empty). Wait until it parses.
+    """
+    deadline = time.monotonic() + 60
+    while scheduler.poll() is None and time.monotonic() < deadline:
+        try:
+            return str(json.loads(scheduler_file.read_text())["address"])
+        except (FileNotFoundError, ValueError, KeyError):
+            time.sleep(0.05)
+    raise AssertionError(f"the Dask scheduler wrote no address to {scheduler_file} (exit code {scheduler.poll()})")
+
+
 def test_all_workers_gone_exits_3_and_keeps_finished_games(tmp_path: Path) -> None:
     """``dask scheduler`` + one ``dask worker --no-nanny``; the worker is killed after the first games."""
     scheduler_file = tmp_path / "scheduler.json"
     with dask_process(
         "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)
     ) as scheduler:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and scheduler.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        address = json.loads(scheduler_file.read_text())["address"]
+        address = scheduler_address(scheduler_file, scheduler)
         with dask_process("worker", address, "--no-nanny", "--nthreads", "2", "--no-dashboard") as worker:
             with Client(address, timeout="60s") as watcher:
                 watcher.wait_for_workers(1, timeout=60)  # joined before the run, whose own wait is 2 s here
