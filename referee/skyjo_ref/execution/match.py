@@ -12,7 +12,7 @@ process the user started, before it counts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,7 +20,7 @@ from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref import records
 from skyjo_ref.execution.play import BackendFactory, play_games
-from skyjo_ref.execution.types import FaultList, GameId, MatchSlice, RoomConfig
+from skyjo_ref.execution.types import FaultList, GameId, MatchSlice, PlayedGame, RoomConfig
 from skyjo_ref.server.client import FinishedGame, MatchEnd
 from skyjo_ref.server.lineup import Lineup, LineupResult
 
@@ -59,9 +59,12 @@ def lineup_room(
 class _Checked:
     """The execution layer's writer for a match: replay-check each record and hand it on (no store)."""
 
-    def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> FinishedGame:
-        records.replay(record)  # a record that does not replay never counts
-        return FinishedGame(game.deal, dict(record))
+    def add_games(self, batch: Sequence[PlayedGame]) -> list[FinishedGame]:
+        checked = []
+        for game, _, record, _ in batch:
+            records.replay(record)  # a record that does not replay never counts (the match stops)
+            checked.append(FinishedGame(game.deal, dict(record)))
+        return checked
 
 
 async def play_lineup_on(

@@ -2,10 +2,11 @@
 
 It knows nothing of ratings or tests: the tournament, the gate and ``match``
 hand it the games to play (in schedule order), how to seat and seed each one,
-the store to commit to (anything with ``add_game``), a callback for every
-finished game, and a stop condition (the gate's verdict). Every finished game
-is committed to the store before the callback runs, so a run stopped any way
-resumes from the store.
+the store to commit to (anything with ``add_games``), a callback for every
+finished game, and a stop condition (the gate's verdict). Finished games are
+committed by one writer task in batches (a group commit: one transaction for
+the games that finished while the previous commit ran), each before its
+callback runs, so a run stopped any way resumes from the store.
 
 Where the games are played is a :class:`GameBackend`: the local referee
 (:mod:`.backend`) or Dask workers (:mod:`.dask_backend`), chosen by the
@@ -18,14 +19,16 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
-from skyjo_ref.execution.types import FaultLog, GameId, GameSeed, Notes, RoomConfig
+from skyjo_ref.execution.types import FaultLog, GameId, GameSeed, Notes, PlayedGame, RoomConfig
 from skyjo_ref.players import BotSpec
 
 #: How far down the schedule a free slot looks for a game whose bots have an idle process.
 PICK_WINDOW: Final = 256
+#: Finished games not yet committed past which a player waits for the writer (bounds memory, not batches).
+MAX_UNCOMMITTED: Final = 256
 
 Stored = TypeVar("Stored")
 Stored_co = TypeVar("Stored_co", covariant=True)
@@ -36,9 +39,14 @@ OnGame = Callable[[Stored, dict[str, Any]], None]
 
 
 class GameWriter(Protocol[Stored_co]):
-    """Where finished games are committed (the tournament's store is one); may refuse a record by raising."""
+    """Where finished games are committed (the tournament's store is one).
 
-    def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> Stored_co: ...
+    ``add_games`` commits a batch (at once, ideally: one transaction) and
+    returns what it made of each game, in order; it refuses a record by
+    raising, after committing the batch's other games.
+    """
+
+    def add_games(self, batch: Sequence[PlayedGame]) -> Sequence[Stored_co]: ...
 
 
 class Referee(Protocol):
@@ -78,17 +86,29 @@ async def play_games(
     on_game: OnGame[Stored],
     stop: Callable[[], bool] | None = None,
 ) -> int:
-    """Play ``todo`` (the first ready game first) until done or ``stop()``; return the games finished.
+    """Play ``todo`` (the first ready game first) until done or ``stop()``; return the games committed.
+
+    Finished games go to one writer task, which commits everything waiting in
+    one ``store.add_games`` (a group commit: while a commit runs, the games
+    that finish wait for the next one, so batches grow with the load) and then
+    calls ``on_game`` for each, in finishing order: nothing is counted before
+    it is committed. Players go on to their next game without waiting for the
+    commit, unless :data:`MAX_UNCOMMITTED` games already wait.
 
     ``stop`` is asked before each game starts: once it says yes no new game
     starts, and the games already in flight finish and are stored. The first
-    failure of any game stops the others and is raised.
+    failure of any game or of the writer stops the others and is raised. Ended
+    any way (done, failed, cancelled), every finished game is committed before
+    this returns or raises.
     """
     pending = list(todo)
-    finished = 0
+    waiting: list[PlayedGame] = []  # finished, not yet in a commit, in finishing order
+    arrived = asyncio.Event()  # set when a game joins ``waiting`` or the players are done
+    room = asyncio.Semaphore(MAX_UNCOMMITTED)  # a unit for every finished game until it is committed
+    players_done = False
+    committed = 0
 
-    async def worker() -> None:
-        nonlocal finished
+    async def player() -> None:
         while pending and not (stop is not None and stop()):
             # the first game in schedule order (within a window) whose bots have an idle process, else the first
             window = itertools.islice(enumerate(pending), PICK_WINDOW)
@@ -97,26 +117,84 @@ async def play_games(
             seed = seed_of(game)
             started = time.monotonic()
             record = await referee.play(seats_of(game), seed, game)
-            # off the event loop: a disk flush must not stall the referee's clocks
-            stored = await asyncio.to_thread(store.add_game, game, str(seed), record, time.monotonic() - started)
-            finished += 1
-            on_game(stored, record)
+            waiting.append((game, str(seed), record, time.monotonic() - started))  # handed over before any wait
+            arrived.set()
+            await room.acquire()  # too many games wait for the writer: let it catch up
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(pending)))]
+    async def writer() -> None:
+        nonlocal committed
+        while waiting or not players_done:
+            if not waiting:
+                arrived.clear()
+                await arrived.wait()
+                continue
+            batch = waiting[:]
+            del waiting[:]
+            try:
+                # off the event loop: a disk flush must not stall the referee's clocks
+                stored = await asyncio.to_thread(store.add_games, batch)
+            finally:
+                for _ in batch:
+                    room.release()
+            for item, (_, _, record, _) in zip(stored, batch, strict=True):
+                committed += 1
+                on_game(item, dict(record))
+
+    players = [asyncio.create_task(player()) for _ in range(min(concurrency, len(pending)))]
+    commits = asyncio.create_task(writer())
+    cancelled = False
+    failure: BaseException | None = None
     try:
-        await first_failure(workers)
-    finally:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-    return finished
+        await first_failure(players, watch=commits)
+    except asyncio.CancelledError:
+        cancelled = True
+    except Exception as exc:
+        failure = exc
+    for task in players:
+        task.cancel()
+    stopped = asyncio.gather(*players, return_exceptions=True)
+    cancelled = await _wait_through_cancellation(stopped) or cancelled
+    players_done = True
+    arrived.set()
+    # the writer commits what is waiting; it is never cancelled (a commit in a thread cannot be)
+    cancelled = await _wait_through_cancellation(commits) or cancelled
+    if waiting:  # the writer failed: what it did not reach is still committed (its error, if any, comes second)
+        leftover = asyncio.create_task(asyncio.to_thread(store.add_games, waiting[:]))
+        cancelled = await _wait_through_cancellation(leftover) or cancelled
+        if not leftover.cancelled():
+            leftover.exception()  # retrieved: the first failure is the one raised
+    writer_failure = None if commits.cancelled() else commits.exception()
+    failure = failure or writer_failure
+    if failure is not None:
+        raise failure
+    if cancelled:
+        raise asyncio.CancelledError
+    return committed
 
 
-async def first_failure(tasks: Sequence[asyncio.Task[None]]) -> None:
-    """Wait for every task; the first one to fail stops the others and its error is raised."""
-    pending = set(tasks)
-    while pending:
-        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+async def _wait_through_cancellation(task: asyncio.Future[Any]) -> bool:
+    """Wait for ``task`` (which only its owner cancels) to end even if the caller is cancelled; whether it was."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            pass  # the task's own failure: its owner reads it
+    return cancelled
+
+
+async def first_failure(tasks: Sequence[asyncio.Task[None]], watch: asyncio.Task[None] | None = None) -> None:
+    """Wait for every task; the first one to fail stops the others and its error is raised.
+
+    ``watch`` is not waited for, but its failure counts as a failure of ``tasks``.
+    """
+    pending: set[asyncio.Task[None]] = set(tasks)
+    if watch is not None:
+        pending.add(watch)
+    while pending - {watch}:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             error = task.exception()
             if error is not None:

@@ -8,6 +8,7 @@ needs (:class:`RoomConfig`), where notes and bot faults go (:class:`Notes`,
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,6 +61,10 @@ class GameId:
         if len(table) > 150:
             table = f"{table[:100]}~{hashlib.sha256(table.encode()).hexdigest()[:16]}"
         return f"{table}__d{self.deal}_r{self.rotation}.json"
+
+
+#: A finished game for a writer: its id, its deal seed (text), its record and how long it took (s).
+PlayedGame = tuple[GameId, str, Mapping[str, Any], float]
 
 
 @dataclass(frozen=True, slots=True)

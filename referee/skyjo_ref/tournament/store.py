@@ -1,6 +1,7 @@
 """The results store: one SQLite database (WAL) per tournament folder, plus the game records.
 
-Every finished game is committed, in one transaction, the moment it finishes:
+Every finished game is committed the moment it reaches the store, games that
+finish together in one transaction (a group commit, :meth:`Store.add_games`):
 its record, and per seat the bot, final total, rank, strikes, forfeit and round
 scores. Nothing else holds results, so a run interrupted any way (Ctrl-C,
 kill -9, power loss) resumes from the store and plays only what is missing.
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from skyjo_ref import records
+from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.tournament.schedule import GameId
 
 STORE_FORMAT: Final = "skyjo-tournament-store/1"
@@ -248,9 +250,35 @@ class Store:
     def finished_keys(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT key FROM games")}
 
-    @_locked
     def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> StoredGame:
         """Check the record by replaying it, write its file, and commit the game (one transaction)."""
+        return self.add_games([(game, deal_seed, record, duration_s)])[0]
+
+    def add_games(self, batch: Sequence[PlayedGame]) -> list[StoredGame]:
+        """Check each record by replaying it and write its file, then commit them all in ONE transaction.
+
+        One transaction is one fsync (``synchronous=FULL``) for the whole batch: a group commit, which is
+        what lets one writer keep up with many workers. A record that fails its check is never stored, but
+        the batch's other games are committed all the same; then the first failure is raised. A game stored
+        again replaces the first copy (a game delivered twice is stored once). Returns the stored games in
+        batch order. The checks and files run outside the store's lock: only the transaction holds it.
+        """
+        checked: list[tuple[PlayedGame, str, tuple[SeatResult, ...]]] = []
+        refused: Exception | None = None
+        for played in batch:
+            try:
+                checked.append((played, *self._checked_file(played)))
+            except Exception as exc:  # a refused record: the rest of the batch is still committed
+                refused = refused or exc
+        if checked:
+            self._commit(checked)
+        if refused is not None:
+            raise refused
+        return [StoredGame(played[0], results) for played, _, results in checked]
+
+    def _checked_file(self, played: PlayedGame) -> tuple[str, tuple[SeatResult, ...]]:
+        """Replay-check a record and write its file; its text and per-seat results (raises if refused)."""
+        game, _, record, _ = played
         records.replay(record)  # a record that does not replay is never stored
         seats = game.seats
         if list(record["players"]) != list(seats):
@@ -261,25 +289,34 @@ class Store:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, path)
+        return text, results
+
+    @_locked
+    def _commit(self, checked: Sequence[tuple[PlayedGame, str, tuple[SeatResult, ...]]]) -> None:
+        """Checked games in one transaction (a key already stored is replaced, seats included)."""
+        now = time.time()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("DELETE FROM seats WHERE game_key = ?", (game.key,))
-            self.db.execute(
+            self.db.executemany("DELETE FROM seats WHERE game_key = ?", [(p[0].key,) for p, _, _ in checked])
+            self.db.executemany(
                 "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    game.key,
-                    "+".join(game.table),
-                    game.deal,
-                    game.rotation,
-                    json.dumps(list(seats)),
-                    deal_seed,
-                    text,
-                    time.time(),
-                    duration_s,
-                ),
+                [
+                    (
+                        game.key,
+                        "+".join(game.table),
+                        game.deal,
+                        game.rotation,
+                        json.dumps(list(game.seats)),
+                        deal_seed,
+                        text,
+                        now,
+                        duration_s,
+                    )
+                    for (game, deal_seed, _, duration_s), text, _ in checked
+                ],
             )
             self.db.executemany(
-                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",  # a key twice in a batch: the last
                 [
                     (
                         game.key,
@@ -291,10 +328,10 @@ class Store:
                         int(s.forfeit),
                         json.dumps(list(s.round_scores)),
                     )
+                    for (game, _, _, _), _, results in checked
                     for seat, s in enumerate(results)
                 ],
             )
-        return StoredGame(game, results)
 
     @_locked
     def games(self) -> list[StoredGame]:
