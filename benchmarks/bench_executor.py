@@ -3,6 +3,7 @@
     python benchmarks/bench_executor.py               # the full measurement (several minutes)
     python benchmarks/bench_executor.py --quick       # a smoke run
     python benchmarks/bench_executor.py --json out.json
+    python benchmarks/bench_executor.py --writer-only # the single writer alone: group commit by batch size
 
 1. Throughput: the same tournament with ``executor: local`` and
    ``processes:2``, interleaved (local, processes, local, processes, ...), for
@@ -15,8 +16,10 @@
    with ``processes:2``. Target: <= 1 per 10,000.
 3. Past one machine: the coordinator's own CPU per game (getrusage of this
    process during the processes:2 runs: Dask client, replay check, commit),
-   the replay check and the commit alone, and the scheduler's cost per task
-   (trivial tasks); from them a model of games/s at 4, 16 and 64 workers.
+   the replay check alone, the commit (``Store.add_games``) per game in
+   batches of 1, 4 and 16 (group commit; CPU and wall), and the scheduler's
+   cost per task (trivial tasks); from them a model of games/s at 4, 16 and
+   64 workers. ``--writer-only`` measures just the writer (no Dask, a minute).
 """
 
 from __future__ import annotations
@@ -162,42 +165,78 @@ def timeouts(min_decisions: int, deals: int) -> dict[str, Any]:
     return {name: {**t, "per_10000": 10_000 * t["timeouts"] / max(t["decisions"], 1)} for name, t in totals.items()}
 
 
-def coordinator_parts(sample_games: int) -> dict[str, Any]:
-    """The replay check and the commit of one game alone, and the Dask scheduler's cost per trivial task."""
+#: Games a commit takes at once in the writer measurement: 1 is a commit a game (the store before group commit).
+BATCH_SIZES = (1, 4, 16)
+
+
+def sample_records(games: int) -> list[tuple[GameId, dict[str, Any]]]:
+    """Real records to commit: a built-in tournament of ``games`` games (two bots, one table), played locally."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = make_config(Path(tmp), kind="builtin", bots=2, deals=(games + 1) // 2, concurrency=2, decision_ms=2000)
+        asyncio.run(runner.run(config, Store(config.output)))
+        with Store(config.output) as source:
+            return [(g.id, source.record(g.id.key) or {}) for g in source.games()]
+
+
+def writer_costs(stored: list[tuple[GameId, dict[str, Any]]], rounds: int) -> dict[str, Any]:
+    """The replay check alone, and ``Store.add_games`` (check, file, transaction, fsync) per game by batch size.
+
+    Batch sizes alternate round by round, each round into a fresh store, so a busy machine weighs on all alike.
+    Wall time is what the writer thread takes a game (its cap is 1000 / that); CPU is this process's.
+    """
+    t0 = time.perf_counter()
+    for _, record in stored:
+        records.replay(record)
+    replay_ms = 1000 * (time.perf_counter() - t0) / len(stored)
+    wall: dict[int, list[float]] = {size: [] for size in BATCH_SIZES}
+    cpu: dict[int, list[float]] = {size: [] for size in BATCH_SIZES}
+    for _ in range(rounds):
+        for size in BATCH_SIZES:
+            with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp)) as target:
+                batches = [stored[i : i + size] for i in range(0, len(stored), size)]
+                c0, t0 = time.process_time(), time.perf_counter()
+                for batch in batches:
+                    target.add_games([(game, "s", record, 0.0) for game, record in batch])
+                wall[size].append(1000 * (time.perf_counter() - t0) / len(stored))
+                cpu[size].append(1000 * (time.process_time() - c0) / len(stored))
+    out: dict[str, Any] = {"replay_ms": replay_ms, "games": len(stored), "rounds": rounds}
+    for size in BATCH_SIZES:
+        w, c = statistics.median(wall[size]), statistics.median(cpu[size])
+        out[f"batch_{size}"] = {"wall_ms_per_game": w, "cpu_ms_per_game": c, "writer_cap_games_per_s": 1000 / w}
+        print(
+            f"  add_games, batches of {size:2}: {w:.2f} ms wall, {c:.2f} ms CPU a game "
+            f"(x{w / statistics.median(wall[1]):.2f} wall, x{c / statistics.median(cpu[1]):.2f} CPU of batches of 1); "
+            f"writer cap {1000 / w:.0f} games/s",
+            flush=True,
+        )
+    print(f"  replay check alone: {replay_ms:.2f} ms a game; load {os.getloadavg()[0]:.1f}", flush=True)
+    return out
+
+
+def coordinator_parts(sample_games: int, rounds: int) -> dict[str, Any]:
+    """The writer's costs (replay check, commit by batch size), and the Dask scheduler's cost per trivial task."""
     from distributed import Client, LocalCluster
 
-    with tempfile.TemporaryDirectory() as tmp:
-        config = make_config(Path(tmp), kind="builtin", bots=2, deals=sample_games, concurrency=2, decision_ms=2000)
-        asyncio.run(runner.run(config, Store(config.output)))
-        source = Store(config.output)
-        stored = [(g.id, source.record(g.id.key)) for g in source.games()]
-        source.close()
-        t0 = time.perf_counter()
-        for _, record in stored:
-            records.replay(record or {})
-        replay_ms = 1000 * (time.perf_counter() - t0) / len(stored)
-        target = Store(Path(tmp) / "again")
-        t0 = time.perf_counter()
-        for game, record in stored:
-            target.add_game(GameId.parse(game.key), "s", record or {}, 0.0)
-        add_ms = 1000 * (time.perf_counter() - t0) / len(stored)
-        target.close()
+    parts = writer_costs(sample_records(sample_games), rounds)
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
         client.gather(client.map(abs, range(200), pure=False))  # warm
         tasks = 2000
         t0 = time.perf_counter()
         client.gather(client.map(abs, range(tasks), pure=False))
         task_ms = 1000 * (time.perf_counter() - t0) / tasks
-    return {"replay_ms": replay_ms, "add_game_ms": add_ms, "scheduler_ms_per_trivial_task": task_ms}
+    return {**parts, "add_game_ms": parts["batch_1"]["wall_ms_per_game"], "scheduler_ms_per_trivial_task": task_ms}
 
 
-def model(per_worker_games_per_s: float, coordinator_ms: float, scheduler_ms: float) -> dict[str, Any]:
+def model(
+    per_worker_games_per_s: float, coordinator_ms: float, scheduler_ms: float, commit_ms: float
+) -> dict[str, Any]:
     """Games/s at W workers: W x one worker's rate, capped by the coordinator and by the scheduler.
 
     The coordinator's CPU per game (Dask client, replay check, commit; with ``processes`` the scheduler
-    runs in it too) bounds what one writer can take in: 1 / that. Workers add their rate until then.
+    runs in it too) bounds what one writer can take in: 1 / that; so does the writer thread's wall time
+    a game (``commit_ms``: check, file, transaction, fsync shared by a batch). Workers add their rate until then.
     """
-    writer_cap = 1000 / coordinator_ms
+    writer_cap = min(1000 / coordinator_ms, 1000 / commit_ms)
     scheduler_cap = 1000 * BATCH / scheduler_ms  # one task carries up to BATCH games
     out: dict[str, Any] = {"writer_cap_games_per_s": writer_cap, "scheduler_cap_games_per_s": scheduler_cap}
     for workers in (4, 16, 64):
@@ -211,10 +250,20 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small runs (a smoke test, not a measurement)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     parser.add_argument("--skip-timeouts", action="store_true", help="leave out the 50 ms measurement")
+    parser.add_argument(
+        "--writer-only", action="store_true", help="only the single writer's costs (group commit), no Dask"
+    )
     args = parser.parse_args()
     quick = args.quick
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()}, Python {sys.version.split()[0]}", flush=True)
     result: dict[str, Any] = {"load_at_start": os.getloadavg()}
+    if args.writer_only:
+        print("the single writer:", flush=True)
+        result["writer"] = writer_costs(sample_records(32 if quick else 192), 1 if quick else 5)
+        result["load_at_end"] = os.getloadavg()
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        return 0
     print("throughput, built-in bots:", flush=True)
     result["builtin"] = throughput("builtin", deals=10 if quick else 150, concurrency=2, repeats=1 if quick else 3)
     print("throughput, SDK bot processes:", flush=True)
@@ -223,13 +272,14 @@ def main() -> int:
         print("timeouts:", flush=True)
         result["timeouts"] = timeouts(500 if quick else 10_000, deals=2 if quick else 5)
     print("coordinator:", flush=True)
-    parts = coordinator_parts(20 if quick else 200)
+    parts = coordinator_parts(32 if quick else 192, 1 if quick else 3)
     result["coordinator"] = parts
     builtin = result["builtin"]["processes:2"]
     result["model_builtin"] = model(
         builtin["steady_games_per_s"] / 2,
         builtin["coordinator_cpu_ms_per_game"],
         parts["scheduler_ms_per_trivial_task"],
+        parts[f"batch_{BATCH_SIZES[-1]}"]["wall_ms_per_game"],  # under load the writer's batches grow to this
     )
     result["load_at_end"] = os.getloadavg()
     print(json.dumps({k: v for k, v in result.items() if k not in ("builtin", "sdk")}, indent=1))

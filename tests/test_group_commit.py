@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +134,12 @@ class _HeldStore:
 
 
 def _run(
-    todo: Sequence[GameId], referee: _Referee, writer: _HeldStore, concurrency: int, counted: list[str]
+    todo: Sequence[GameId],
+    referee: _Referee,
+    writer: _HeldStore,
+    concurrency: int,
+    counted: list[str],
+    stop: Callable[[], bool] | None = None,
 ) -> asyncio.Task[int]:
     def on_game(stored: StoredGame, record: dict[str, Any]) -> None:
         assert stored.id.key in writer.store.finished_keys()  # committed before it is counted
@@ -149,6 +154,7 @@ def _run(
             seed_of=lambda game: f"seed-{game.deal}",
             concurrency=concurrency,
             on_game=on_game,
+            stop=stop,
         )
     )
 
@@ -257,5 +263,23 @@ def test_a_failing_game_stops_the_run_and_the_finished_games_are_committed(tmp_p
                 await asyncio.wait_for(task, WAIT_S)
             assert store.finished_keys() == {todo[0].key, todo[1].key}
             assert counted == [todo[0].key, todo[1].key]
+
+    asyncio.run(main())
+
+
+def test_stop_is_asked_once_every_finished_game_is_counted(tmp_path: Path) -> None:
+    """The gate's verdict judges counted games: no game starts that a verdict on the finished ones would stop,
+    so after the verdict only the other player's game in flight is played (not a queue of games)."""
+    todo = _games(40)
+
+    async def main() -> None:
+        with Store(tmp_path / "out") as store:
+            writer = _HeldStore(store)
+            writer.release.set()
+            referee = _Referee()
+            counted: list[str] = []
+            task = _run(todo, referee, writer, 2, counted, stop=lambda: len(counted) >= 3)
+            assert await asyncio.wait_for(task, WAIT_S) == len(referee.started)
+            assert 3 <= len(referee.started) <= 4 and len(counted) == len(referee.started) == store.count()
 
     asyncio.run(main())

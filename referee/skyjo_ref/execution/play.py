@@ -27,8 +27,8 @@ from skyjo_ref.players import BotSpec
 
 #: How far down the schedule a free slot looks for a game whose bots have an idle process.
 PICK_WINDOW: Final = 256
-#: Finished games not yet committed past which a player waits for the writer (bounds memory, not batches).
-MAX_UNCOMMITTED: Final = 256
+#: Finished games not yet committed past which a player waits for the writer (bounds memory and lag).
+MAX_UNCOMMITTED: Final = 64
 
 Stored = TypeVar("Stored")
 Stored_co = TypeVar("Stored_co", covariant=True)
@@ -95,8 +95,10 @@ async def play_games(
     it is committed. Players go on to their next game without waiting for the
     commit, unless :data:`MAX_UNCOMMITTED` games already wait.
 
-    ``stop`` is asked before each game starts: once it says yes no new game
-    starts, and the games already in flight finish and are stored. The first
+    ``stop`` is asked before each game starts, once every game finished so far
+    is counted (it judges counted games: the gate's verdict; so with ``stop`` a
+    player waits for the writer to catch up before it starts a game). Once it
+    says yes no new game starts, and the games in flight finish and are stored. The first
     failure of any game or of the writer stops the others and is raised. Ended
     any way (done, failed, cancelled), every finished game is committed before
     this returns or raises.
@@ -105,11 +107,20 @@ async def play_games(
     waiting: list[PlayedGame] = []  # finished, not yet in a commit, in finishing order
     arrived = asyncio.Event()  # set when a game joins ``waiting`` or the players are done
     room = asyncio.Semaphore(MAX_UNCOMMITTED)  # a unit for every finished game until it is committed
+    all_counted = asyncio.Event()  # every game handed to the writer is counted (``stop`` may be asked)
+    all_counted.set()
     players_done = False
-    committed = 0
+    handed_over = committed = 0
+
+    async def stopped() -> bool:
+        if stop is None:
+            return False
+        await all_counted.wait()
+        return stop()
 
     async def player() -> None:
-        while pending and not (stop is not None and stop()):
+        nonlocal handed_over
+        while pending and not await stopped():
             # the first game in schedule order (within a window) whose bots have an idle process, else the first
             window = itertools.islice(enumerate(pending), PICK_WINDOW)
             index = next((i for i, g in window if referee.ready(g)), 0)
@@ -118,6 +129,8 @@ async def play_games(
             started = time.monotonic()
             record = await referee.play(seats_of(game), seed, game)
             waiting.append((game, str(seed), record, time.monotonic() - started))  # handed over before any wait
+            handed_over += 1
+            all_counted.clear()
             arrived.set()
             await room.acquire()  # too many games wait for the writer: let it catch up
 
@@ -139,6 +152,8 @@ async def play_games(
             for item, (_, _, record, _) in zip(stored, batch, strict=True):
                 committed += 1
                 on_game(item, dict(record))
+            if committed == handed_over:
+                all_counted.set()
 
     players = [asyncio.create_task(player()) for _ in range(min(concurrency, len(pending)))]
     commits = asyncio.create_task(writer())
@@ -152,8 +167,8 @@ async def play_games(
         failure = exc
     for task in players:
         task.cancel()
-    stopped = asyncio.gather(*players, return_exceptions=True)
-    cancelled = await _wait_through_cancellation(stopped) or cancelled
+    ended = asyncio.gather(*players, return_exceptions=True)
+    cancelled = await _wait_through_cancellation(ended) or cancelled
     players_done = True
     arrived.set()
     # the writer commits what is waiting; it is never cancelled (a commit in a thread cannot be)
