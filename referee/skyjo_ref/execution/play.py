@@ -98,10 +98,10 @@ async def play_games(
     ``stop`` is asked before each game starts, once every game finished so far
     is counted (it judges counted games: the gate's verdict; so with ``stop`` a
     player waits for the writer to catch up before it starts a game). Once it
-    says yes no new game starts, and the games in flight finish and are stored. The first
-    failure of any game or of the writer stops the others and is raised. Ended
-    any way (done, failed, cancelled), every finished game is committed before
-    this returns or raises.
+    says yes no new game starts, and the games in flight finish and are
+    stored. The first failure of any game or of the writer stops the others
+    and is raised. Ended any way (done, failed, cancelled), every finished
+    game is committed before this returns or raises.
     """
     pending = list(todo)
     waiting: list[PlayedGame] = []  # finished, not yet in a commit, in finishing order
