@@ -72,6 +72,9 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
       ``"rank"`` only at the game's end, +1 for first place to -1 for last.
     * ``max_steps``: truncate a game after that many steps (default: none; every
       game ends unless a policy refuses to reveal its cards for ever).
+    * ``pure_python``: True encodes observations in pure Python (the reference), False with the
+      compiled catch-up where it is built; None (default) the compiled one unless the
+      ``SKYJO_ENV_PURE_PYTHON`` environment variable is set. Both give the same vectors.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -90,6 +93,7 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         players: Sequence[str] | None = None,
         max_steps: int | None = None,
         render_mode: str | None = None,
+        pure_python: bool | None = None,
     ) -> None:
         super().__init__()
         if (
@@ -125,7 +129,7 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._encoder = TableEncoder(num_players, self.rules)
+        self._encoder = TableEncoder(num_players, self.rules, pure_python=pure_python)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -202,9 +206,15 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             raise RuntimeError("call reset() before using the environment")
         seat = self._seat_of[agent]
         encoder = self._encoder
-        events = game.events
-        if events is not encoder._events or len(events) != encoder._seen:
-            encoder._catch_up(game, events)
+        table = encoder.table
+        if table is not None:  # the compiled catch-up (_fastobs.c)
+            flags = table.sync(game)
+            if flags:
+                encoder.finish_sync(game, flags)
+        else:
+            events = game.events
+            if events is not encoder._events or len(events) != encoder._seen:
+                encoder._catch_up(game, events)
         order = encoder._orders[seat]
         observation = encoder._buffer.copy() if order is None else encoder._buffer[order]
         if seat != game.seat or game.over:

@@ -20,6 +20,7 @@ encoder, kept for code that has only views.
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -417,6 +418,40 @@ _DISCARD_SIZE: Final = 10
 _ROUND: Final = 11
 _FINISHING: Final = 12
 
+#: Set to 1 (or any non-empty value but 0) to run the pure-Python catch-up even where the compiled one is built.
+PURE_PYTHON_ENV_VAR: Final = "SKYJO_ENV_PURE_PYTHON"
+_NEEDS_RESYNC: Final = 1  # the compiled Table.sync's flags (_fastobs.c)
+_NEEDS_SEATS: Final = 2
+_NEEDS_NEW_EVENTS: Final = 4
+
+try:  # the optional compiled catch-up (setup.py builds it where a C compiler is found)
+    from skyjo_ref.env import _fastobs
+except ImportError:  # pragma: no cover - an install without a compiler
+    _fastobs = None  # type: ignore[assignment]
+else:
+    _fastobs.configure(
+        _EV_SWAP,
+        _EV_DRAW,
+        _EV_TAKE,
+        _EV_REVEAL,
+        _EV_FINAL_REVEAL,
+        _EV_DISCARD,
+        _EV_COLUMN_CLEARED,
+        _EV_TURNS_START,
+        _EV_ROUND_FINISHING,
+        _EV_RESYNC,
+    )
+
+
+def compiled_available() -> bool:
+    """Whether the compiled catch-up (``skyjo_ref.env._fastobs``) was built and imports."""
+    return _fastobs is not None
+
+
+def pure_python_forced() -> bool:
+    """Whether ``SKYJO_ENV_PURE_PYTHON`` asks for the pure-Python encoder (set, not empty, not ``0``)."""
+    return os.environ.get(PURE_PYTHON_ENV_VAR, "") not in ("", "0")
+
 
 class TableEncoder:
     """Observations straight from a :class:`~skyjo_ref.rules.engine.Game`, without building a ``View``.
@@ -441,7 +476,11 @@ class TableEncoder:
     flag and the hand out of that copy.
     """
 
-    def __init__(self, num_players: int, rules: Rules) -> None:
+    def __init__(self, num_players: int, rules: Rules, *, pure_python: bool | None = None) -> None:
+        """``pure_python``: True runs the Python catch-up (the reference), False the compiled one where built;
+        None (default) the compiled one unless ``SKYJO_ENV_PURE_PYTHON`` is set."""
+        if pure_python is None:
+            pure_python = pure_python_forced()
         n = self.num_players = num_players
         self.size = observation_size(num_players)
         self._rules = tuple(_rules_part(rules))
@@ -461,6 +500,8 @@ class TableEncoder:
         self._orders = orders
         self._buffer = np.zeros(self.size, dtype=np.float32)
         self._mv = self._buffer.data.cast("B").cast("f")
+        #: the compiled catch-up's state (it patches the same buffer), or None: pure Python
+        self.table = None if pure_python or _fastobs is None else _fastobs.Table(self._mv)
         self._events: list[Event] = []  # the game's events list read so far (never a game's own at first)
         self._seen = 0
         self._hand: int | None = None  # the card in hand the buffer shows (taken out of the unseen counts)
@@ -525,9 +566,28 @@ class TableEncoder:
 
     def sync(self, game: Game) -> None:
         """Bring the buffer up to date with ``game`` (nothing to do when no event came since the last call)."""
+        table = self.table
+        if table is not None:
+            flags = table.sync(game)
+            if flags:
+                self.finish_sync(game, flags)
+            return
         events = game.events
         if events is not self._events or len(events) != self._seen:
             self._catch_up(game, events)
+
+    def finish_sync(self, game: Game, flags: int) -> None:
+        """What the compiled ``table.sync(game)`` leaves to Python (its ``flags``): a resync, the seat flags."""
+        table = self.table
+        assert table is not None
+        if flags & (_NEEDS_NEW_EVENTS | _NEEDS_RESYNC):
+            events = game.events
+            if events is None:
+                raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+            self._resync(game)
+            table.reset(events, self._hand)
+        else:
+            self._write_seats(game)
 
     def _catch_up(self, game: Game, events: list[Event] | None) -> None:
         """Apply the events since the last call (a new events list: read the whole table again).
@@ -655,9 +715,7 @@ class TableEncoder:
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
         """``seat``'s observation vector now (a fresh array); :meth:`SkyjoEnv.observe` does the same inline."""
-        events = game.events
-        if events is not self._events or len(events) != self._seen:
-            self._catch_up(game, events)
+        self.sync(game)
         order = self._orders[seat]
         out: npt.NDArray[np.float32] = self._buffer.copy() if order is None else self._buffer[order]
         if seat != game.seat or game.over:
@@ -667,7 +725,7 @@ class TableEncoder:
     def hide_turn(self, out: npt.NDArray[np.float32]) -> None:
         """Make ``out`` (a copy of the buffer) a seat's whose decision is not due: no turn, no card in hand."""
         out[_MY_TURN] = 0.0
-        hand = self._hand
+        hand = self._hand if self.table is None else self.table.held
         if hand is not None:
             out[_HAS_HAND] = 0.0
             out[_HAND] = 0.0

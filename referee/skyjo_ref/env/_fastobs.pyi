@@ -1,0 +1,35 @@
+"""Types of the optional compiled catch-up (_fastobs.c); encoding.TableEncoder._catch_up is the reference."""
+
+from collections.abc import Set
+from typing import Any, final
+
+def configure(
+    swap: object,
+    draw: object,
+    take: object,
+    reveal: object,
+    final_reveal: object,
+    discard: object,
+    column_cleared: object,
+    turns_start: object,
+    round_finishing: object,
+    resync_kinds: Set[Any],
+    /,
+) -> None:
+    """The EventKind members to recognise (encoding.py calls it once)."""
+
+@final
+class Table:
+    """The compiled catch-up state of one TableEncoder, patching its float32 buffer."""
+
+    def __init__(self, buffer: memoryview[float], /) -> None: ...
+    @property
+    def held(self) -> int | None:
+        """The card in hand the buffer shows (taken out of the unseen counts)."""
+    @property
+    def seen(self) -> int:
+        """How many events of the events list are in the buffer."""
+    def sync(self, game: Any, /) -> int:
+        """Apply ``game.events`` since the last call: 0, or flags 4 new list / 1 resync / 2 seat flags."""
+    def reset(self, events: list[Any], held: int | None, /) -> None:
+        """After a resync: every event of ``events`` is in the buffer, ``held`` the card in hand it shows."""
