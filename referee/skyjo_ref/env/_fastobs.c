@@ -40,7 +40,8 @@
 /* the EventKind members, set once by configure() (strong references, kept for the process's life) */
 static PyObject *ev_swap, *ev_draw, *ev_take, *ev_reveal, *ev_final_reveal, *ev_discard, *ev_column_cleared,
     *ev_turns_start, *ev_round_finishing, *ev_resync_kinds;
-static PyObject *str_hand, *str_discard, *str_events;
+static PyObject *str_hand, *str_discard, *str_events, *str_seat, *str_over, *str_legal_actions, *str_copy,
+    *str_observation, *str_action_mask, *str_finish_sync;
 
 static PyObject *
 fastobs_configure(PyObject *module, PyObject *args)
@@ -126,6 +127,10 @@ typedef struct {
     Py_ssize_t seen;
     int has_held;
     long held;
+    /* set by set_observe(): what observe() needs (strong references, or NULL) */
+    PyObject *array;    /* the numpy array over the buffer */
+    PyObject *orders;   /* a tuple: per seat, None (the buffer's own order: a copy) or an index array */
+    PyObject *masks;    /* a dict: id(legal tuple) -> its action mask */
 } TableObject;
 
 /* apply events[self->seen:] to the buffer; the flags, or -1 with an exception set */
@@ -319,20 +324,21 @@ table_apply(TableObject *self, PyObject *events, PyObject *game)
  * applied), else what Python must do: 4 read the whole table again (a new events list: call reset()
  * after), 1 the same after the events (a round's start or end, a reshuffle, the game's end), 2 write the
  * seat flags. After an error the next call asks for a resync (the buffer may be half patched). */
-static PyObject *
-table_sync(TableObject *self, PyObject *game)
+/* the flags of sync(game) (see below), or -1 with an exception set */
+static int
+table_sync_flags(TableObject *self, PyObject *game)
 {
     if (!self->has_view) {
         PyErr_SetString(PyExc_ValueError, "Table was not initialised");
-        return NULL;
+        return -1;
     }
     if (ev_swap == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Table.sync: configure() was not called");
-        return NULL;
+        return -1;
     }
     PyObject *events = PyObject_GetAttr(game, str_events);
     if (events == NULL) {
-        return NULL;
+        return -1;
     }
     int flags;
     if (events != self->events || !PyList_Check(events)) {
@@ -345,12 +351,146 @@ table_sync(TableObject *self, PyObject *game)
         flags = table_apply(self, events, game);
         if (flags < 0) {
             Py_SETREF(self->events, Py_NewRef(Py_None));
-            Py_DECREF(events);
-            return NULL;
         }
     }
     Py_DECREF(events);
-    return PyLong_FromLong(flags);
+    return flags;
+}
+
+/* sync(game) -> flags: 0 when the buffer is up to date with game.events (the events since the last call
+ * applied), else what Python must do: 4 read the whole table again (a new events list: call reset()
+ * after), 1 the same after the events (a round's start or end, a reshuffle, the game's end), 2 write the
+ * seat flags. After an error the next call asks for a resync (the buffer may be half patched). */
+static PyObject *
+table_sync(TableObject *self, PyObject *game)
+{
+    int flags = table_sync_flags(self, game);
+    return flags < 0 ? NULL : PyLong_FromLong(flags);
+}
+
+/* set_observe(array, orders, masks): what observe() reads (see TableObject) */
+static PyObject *
+table_set_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "set_observe expects 3 arguments (array, orders, masks), got %zd", nargs);
+        return NULL;
+    }
+    if (!PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) != self->players) {
+        PyErr_Format(PyExc_ValueError, "set_observe: orders must be a tuple of %ld items", self->players);
+        return NULL;
+    }
+    if (!PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "set_observe: masks must be a dict");
+        return NULL;
+    }
+    Py_XSETREF(self->array, Py_NewRef(args[0]));
+    Py_XSETREF(self->orders, Py_NewRef(args[1]));
+    Py_XSETREF(self->masks, Py_NewRef(args[2]));
+    Py_RETURN_NONE;
+}
+
+/* observe(game, seat, encoder) -> {"observation", "action_mask"} or None
+ *
+ * SkyjoEnv.observe's hot path: sync (calling encoder.finish_sync(game, flags) when Python has work),
+ * then, when seat's decision is due and its legal tuple's mask is known, the observation (the buffer
+ * gathered into seat's order: a fresh array) and the shared mask. None: Python does the rest (the buffer
+ * is in sync by then). */
+static PyObject *
+table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "observe expects 3 arguments (game, seat, encoder), got %zd", nargs);
+        return NULL;
+    }
+    if (self->array == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Table.observe: set_observe() was not called");
+        return NULL;
+    }
+    PyObject *game = args[0];
+    long seat = PyLong_AsLong(args[1]);
+    if (seat == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (seat < 0 || seat >= self->players) {
+        PyErr_Format(PyExc_ValueError, "observe: seat must be from 0 to %ld, got %ld", self->players - 1, seat);
+        return NULL;
+    }
+    int flags = table_sync_flags(self, game);
+    if (flags < 0) {
+        return NULL;
+    }
+    if (flags) {
+        PyObject *flags_obj = PyLong_FromLong(flags);
+        if (flags_obj == NULL) {
+            return NULL;
+        }
+        PyObject *done = PyObject_CallMethodObjArgs(args[2], str_finish_sync, game, flags_obj, NULL);
+        Py_DECREF(flags_obj);
+        if (done == NULL) {
+            return NULL;
+        }
+        Py_DECREF(done);
+    }
+    PyObject *due = PyObject_GetAttr(game, str_seat);
+    if (due == NULL) {
+        return NULL;
+    }
+    long due_seat = PyLong_AsLong(due);
+    Py_DECREF(due);
+    if (due_seat == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (due_seat != seat) {
+        Py_RETURN_NONE;
+    }
+    PyObject *over = PyObject_GetAttr(game, str_over);
+    if (over == NULL) {
+        return NULL;
+    }
+    int is_over = PyObject_IsTrue(over);
+    Py_DECREF(over);
+    if (is_over < 0) {
+        return NULL;
+    }
+    if (is_over) {
+        Py_RETURN_NONE;
+    }
+    PyObject *legal = PyObject_CallMethodNoArgs(game, str_legal_actions);
+    if (legal == NULL) {
+        return NULL;
+    }
+    PyObject *key = PyLong_FromVoidPtr(legal); /* id(legal): the engine hands out cached tuples */
+    if (key == NULL) {
+        Py_DECREF(legal);
+        return NULL;
+    }
+    PyObject *mask = PyDict_GetItemWithError(self->masks, key); /* borrowed */
+    Py_DECREF(key);
+    Py_DECREF(legal); /* after the look-up: a tuple with a mask is kept alive by aec._LEGAL_KEPT */
+    if (mask == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE; /* a legal set not seen yet: Python makes its mask */
+    }
+    Py_INCREF(mask);
+    PyObject *order = PyTuple_GET_ITEM(self->orders, seat);
+    PyObject *observation =
+        order == Py_None ? PyObject_CallMethodNoArgs(self->array, str_copy) : PyObject_GetItem(self->array, order);
+    if (observation == NULL) {
+        Py_DECREF(mask);
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL || PyDict_SetItem(out, str_observation, observation) < 0 ||
+        PyDict_SetItem(out, str_action_mask, mask) < 0) {
+        Py_XDECREF(out);
+        out = NULL;
+    }
+    Py_DECREF(observation);
+    Py_DECREF(mask);
+    return out;
 }
 
 /* reset(events, held): the state after Python read the whole table again (every event of events seen) */
@@ -430,6 +570,9 @@ table_dealloc(TableObject *self)
         self->has_view = 0;
     }
     Py_CLEAR(self->events);
+    Py_CLEAR(self->array);
+    Py_CLEAR(self->orders);
+    Py_CLEAR(self->masks);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -437,6 +580,12 @@ static PyMethodDef table_methods[] = {
     {"sync", (PyCFunction)table_sync, METH_O,
      "sync(game) -> flags: apply game.events since the last call; 0, or 4 new events list (resync, then "
      "reset), 1 resync, 2 write the seat flags."},
+    {"set_observe", (PyCFunction)(void (*)(void))table_set_observe, METH_FASTCALL,
+     "set_observe(array, orders, masks): the numpy array over the buffer, per seat None or an index array "
+     "(its order), the dict id(legal tuple) -> action mask."},
+    {"observe", (PyCFunction)(void (*)(void))table_observe, METH_FASTCALL,
+     "observe(game, seat, encoder) -> {'observation', 'action_mask'} when seat's decision is due and its mask "
+     "is known, else None (the buffer is in sync: Python does the rest)."},
     {"reset", (PyCFunction)(void (*)(void))table_reset, METH_FASTCALL,
      "reset(events, held): every event of events is in the buffer, held is the card in hand it shows."},
     {NULL, NULL, 0, NULL},
@@ -482,8 +631,21 @@ PyInit__fastobs(void)
     if (str_discard == NULL && (str_discard = PyUnicode_InternFromString("discard")) == NULL) {
         return NULL;
     }
-    if (str_events == NULL && (str_events = PyUnicode_InternFromString("events")) == NULL) {
-        return NULL;
+    struct {
+        PyObject **slot;
+        const char *text;
+    } names[] = {{&str_events, "events"},
+                 {&str_seat, "seat"},
+                 {&str_over, "over"},
+                 {&str_legal_actions, "legal_actions"},
+                 {&str_copy, "copy"},
+                 {&str_observation, "observation"},
+                 {&str_action_mask, "action_mask"},
+                 {&str_finish_sync, "finish_sync"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) {
+            return NULL;
+        }
     }
     if (PyType_Ready(&TableType) < 0) {
         return NULL;

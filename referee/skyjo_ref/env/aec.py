@@ -129,7 +129,9 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._encoder = TableEncoder(num_players, self.rules, pure_python=pure_python)
+        self._encoder = encoder = TableEncoder(num_players, self.rules, pure_python=pure_python)
+        if encoder.table is not None:  # what the compiled observe reads: the same buffer, orders and masks
+            encoder.table.set_observe(encoder._buffer, tuple(encoder._orders), _MASK_OF_LEGAL)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -199,7 +201,8 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         """``agent``'s observation (a fresh array) and action mask (a shared read-only array), without a ``View``.
 
         The hot path of training: :meth:`TableEncoder.observe` written out here
-        (catch up with the game's events, gather the buffer into the seat's order).
+        (catch up with the game's events, gather the buffer into the seat's order); where the
+        compiled part is built, ``Table.observe`` does all of it for the due seat in one call.
         """
         game = self.game
         if game is None:
@@ -207,10 +210,10 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         seat = self._seat_of[agent]
         encoder = self._encoder
         table = encoder.table
-        if table is not None:  # the compiled catch-up (_fastobs.c)
-            flags = table.sync(game)
-            if flags:
-                encoder.finish_sync(game, flags)
+        if table is not None:  # compiled (_fastobs.c): the catch-up, and the due seat's whole observation
+            out: Observation | None = table.observe(game, seat, encoder)
+            if out is not None:
+                return out
         else:
             events = game.events
             if events is not encoder._events or len(events) != encoder._seen:
