@@ -128,9 +128,10 @@ typedef struct {
     int has_held;
     long held;
     /* set by set_observe(): what observe() needs (strong references, or NULL) */
-    PyObject *array;    /* the numpy array over the buffer */
-    PyObject *orders;   /* a tuple: per seat, None (the buffer's own order: a copy) or an index array */
-    PyObject *masks;    /* a dict: id(legal tuple) -> its action mask */
+    PyObject *stages;       /* a tuple: per seat, a numpy array in its order (seat 0's: the buffer's own) */
+    Py_buffer *stage_views; /* the stages' buffers, seats 1 to n-1 (entry 0 unused) */
+    Py_ssize_t stage_count; /* how many stage_views are held (seats 1 to stage_count-1) */
+    PyObject *masks;        /* a dict: id(legal tuple) -> its action mask */
 } TableObject;
 
 /* apply events[self->seen:] to the buffer; the flags, or -1 with an exception set */
@@ -368,33 +369,86 @@ table_sync(TableObject *self, PyObject *game)
     return flags < 0 ? NULL : PyLong_FromLong(flags);
 }
 
-/* set_observe(array, orders, masks): what observe() reads (see TableObject) */
+static void
+table_release_stages(TableObject *self)
+{
+    for (Py_ssize_t k = 1; k < self->stage_count; k++) {
+        PyBuffer_Release(&self->stage_views[k]);
+    }
+    PyMem_Free(self->stage_views);
+    self->stage_views = NULL;
+    self->stage_count = 0;
+    Py_CLEAR(self->stages);
+}
+
+/* set_observe(stages, masks): what observe() reads (see TableObject); each stage of seats 1 to n-1 is a
+ * writable float32 array of the buffer's size that nothing else writes (observe() hands out copies) */
 static PyObject *
 table_set_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_Format(PyExc_TypeError, "set_observe expects 3 arguments (array, orders, masks), got %zd", nargs);
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "set_observe expects 2 arguments (stages, masks), got %zd", nargs);
         return NULL;
     }
-    if (!PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) != self->players) {
-        PyErr_Format(PyExc_ValueError, "set_observe: orders must be a tuple of %ld items", self->players);
+    if (!self->has_view) {
+        PyErr_SetString(PyExc_ValueError, "Table was not initialised");
         return NULL;
     }
-    if (!PyDict_Check(args[2])) {
+    PyObject *stages = args[0];
+    if (!PyTuple_Check(stages) || PyTuple_GET_SIZE(stages) != self->players) {
+        PyErr_Format(PyExc_ValueError, "set_observe: stages must be a tuple of %ld arrays", self->players);
+        return NULL;
+    }
+    if (!PyDict_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "set_observe: masks must be a dict");
         return NULL;
     }
-    Py_XSETREF(self->array, Py_NewRef(args[0]));
-    Py_XSETREF(self->orders, Py_NewRef(args[1]));
-    Py_XSETREF(self->masks, Py_NewRef(args[2]));
+    table_release_stages(self);
+    self->stage_views = PyMem_Calloc((size_t)self->players, sizeof(Py_buffer));
+    if (self->stage_views == NULL) {
+        return PyErr_NoMemory();
+    }
+    self->stage_count = 1;
+    for (Py_ssize_t k = 1; k < self->players; k++) {
+        Py_buffer *view = &self->stage_views[k];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(stages, k), view,
+                               PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+            table_release_stages(self);
+            return NULL;
+        }
+        self->stage_count = k + 1;
+        if (view->itemsize != 4 || view->format == NULL || strcmp(view->format, "f") != 0 ||
+            view->len != self->view.len || view->buf == self->view.buf) {
+            table_release_stages(self);
+            PyErr_SetString(PyExc_ValueError, "set_observe: each stage must be a float32 array of the buffer's size");
+            return NULL;
+        }
+    }
+    Py_XSETREF(self->stages, Py_NewRef(stages));
+    Py_XSETREF(self->masks, Py_NewRef(args[1]));
     Py_RETURN_NONE;
+}
+
+/* the buffer in seat's relative order, into seat's stage: seats' and grids' blocks rotated by seat */
+static void
+table_fill_stage(TableObject *self, long seat)
+{
+    const float *src = (const float *)self->view.buf;
+    float *dst = (float *)self->stage_views[seat].buf;
+    const long n = self->players;
+    const Py_ssize_t grids = self->grid_start;
+    memcpy(dst, src, TABLE_SIZE * sizeof(float));
+    memcpy(dst + TABLE_SIZE, src + TABLE_SIZE + SEAT_SIZE * seat, SEAT_SIZE * (n - seat) * sizeof(float));
+    memcpy(dst + TABLE_SIZE + SEAT_SIZE * (n - seat), src + TABLE_SIZE, SEAT_SIZE * seat * sizeof(float));
+    memcpy(dst + grids, src + grids + GRID_BLOCK * seat, GRID_BLOCK * (n - seat) * sizeof(float));
+    memcpy(dst + grids + GRID_BLOCK * (n - seat), src + grids, GRID_BLOCK * seat * sizeof(float));
 }
 
 /* observe(game, seat, encoder) -> {"observation", "action_mask"} or None
  *
  * SkyjoEnv.observe's hot path: sync (calling encoder.finish_sync(game, flags) when Python has work),
  * then, when seat's decision is due and its legal tuple's mask is known, the observation (the buffer
- * gathered into seat's order: a fresh array) and the shared mask. None: Python does the rest (the buffer
+ * rotated into seat's order in its stage, then a copy of the stage: a fresh array) and the shared mask. None: Python does the rest (the buffer
  * is in sync by then). */
 static PyObject *
 table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -403,7 +457,7 @@ table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Format(PyExc_TypeError, "observe expects 3 arguments (game, seat, encoder), got %zd", nargs);
         return NULL;
     }
-    if (self->array == NULL) {
+    if (self->stages == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Table.observe: set_observe() was not called");
         return NULL;
     }
@@ -475,9 +529,10 @@ table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_NONE; /* a legal set not seen yet: Python makes its mask */
     }
     Py_INCREF(mask);
-    PyObject *order = PyTuple_GET_ITEM(self->orders, seat);
-    PyObject *observation =
-        order == Py_None ? PyObject_CallMethodNoArgs(self->array, str_copy) : PyObject_GetItem(self->array, order);
+    if (seat > 0) {
+        table_fill_stage(self, seat);
+    }
+    PyObject *observation = PyObject_CallMethodNoArgs(PyTuple_GET_ITEM(self->stages, seat), str_copy); /* fresh */
     if (observation == NULL) {
         Py_DECREF(mask);
         return NULL;
@@ -570,8 +625,7 @@ table_dealloc(TableObject *self)
         self->has_view = 0;
     }
     Py_CLEAR(self->events);
-    Py_CLEAR(self->array);
-    Py_CLEAR(self->orders);
+    table_release_stages(self);
     Py_CLEAR(self->masks);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -581,8 +635,8 @@ static PyMethodDef table_methods[] = {
      "sync(game) -> flags: apply game.events since the last call; 0, or 4 new events list (resync, then "
      "reset), 1 resync, 2 write the seat flags."},
     {"set_observe", (PyCFunction)(void (*)(void))table_set_observe, METH_FASTCALL,
-     "set_observe(array, orders, masks): the numpy array over the buffer, per seat None or an index array "
-     "(its order), the dict id(legal tuple) -> action mask."},
+     "set_observe(stages, masks): per seat a float32 array observe() fills in its order and copies (seat 0's: "
+     "the array over the buffer), the dict id(legal tuple) -> action mask."},
     {"observe", (PyCFunction)(void (*)(void))table_observe, METH_FASTCALL,
      "observe(game, seat, encoder) -> {'observation', 'action_mask'} when seat's decision is due and its mask "
      "is known, else None (the buffer is in sync: Python does the rest)."},

@@ -31,8 +31,8 @@ class Table:
         """How many events of the events list are in the buffer."""
     def sync(self, game: Any, /) -> int:
         """Apply ``game.events`` since the last call: 0, or flags 4 new list / 1 resync / 2 seat flags."""
-    def set_observe(self, array: Any, orders: tuple[Any, ...], masks: dict[int, Any], /) -> None:
-        """What observe() reads: the numpy array over the buffer, per seat None or its index array, the masks."""
+    def set_observe(self, stages: tuple[Any, ...], masks: dict[int, Any], /) -> None:
+        """Per seat a float32 array observe() fills in its order and copies (seat 0's: the buffer's), the masks."""
     def observe(self, game: Any, seat: int, encoder: Any, /) -> dict[str, Any] | None:
         """The due seat's observation dict when its mask is known, else None (in sync: Python does the rest)."""
     def reset(self, events: list[Any], held: int | None, /) -> None:

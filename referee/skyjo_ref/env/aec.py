@@ -130,8 +130,9 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = encoder = TableEncoder(num_players, self.rules, pure_python=pure_python)
-        if encoder.table is not None:  # what the compiled observe reads: the same buffer, orders and masks
-            encoder.table.set_observe(encoder._buffer, tuple(encoder._orders), _MASK_OF_LEGAL)
+        if encoder.table is not None:  # the compiled observe: the buffer, per other seat a stage, the masks
+            stages = (encoder._buffer, *(np.zeros(encoder.size, dtype=np.float32) for _ in range(1, num_players)))
+            encoder.table.set_observe(stages, _MASK_OF_LEGAL)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
