@@ -448,8 +448,8 @@ table_fill_stage(TableObject *self, long seat)
  *
  * SkyjoEnv.observe's hot path: sync (calling encoder.finish_sync(game, flags) when Python has work),
  * then, when seat's decision is due and its legal tuple's mask is known, the observation (the buffer
- * rotated into seat's order in its stage, then a copy of the stage: a fresh array) and the shared mask. None: Python does the rest (the buffer
- * is in sync by then). */
+ * rotated into seat's order in its stage, then a copy of the stage: a fresh array) and the shared mask.
+ * None: Python does the rest (the buffer is in sync by then, or game is None). */
 static PyObject *
 table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -462,6 +462,9 @@ table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *game = args[0];
+    if (game == Py_None) { /* no game yet: Python says so */
+        Py_RETURN_NONE;
+    }
     long seat = PyLong_AsLong(args[1]);
     if (seat == -1 && PyErr_Occurred()) {
         return NULL;
