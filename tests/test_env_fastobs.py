@@ -4,15 +4,16 @@ pure-Python reference at every step, and it refuses events that would write outs
 
 from __future__ import annotations
 
+import gc
 import random
 import sys
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from skyjo_bot.types import PRESETS, Event, EventKind
-from skyjo_ref.env import SkyjoEnv
+from skyjo_ref.env import SkyjoEnv, encode_view
 from skyjo_ref.env.encoding import ACTION_INDEX, PURE_PYTHON_ENV_VAR, TableEncoder, compiled_available
+from skyjo_ref.rules.engine import Game
 
 NOT_BUILT = (
     "skyjo_ref.env._fastobs is not built in this install: the learning environment runs its pure-Python "
@@ -66,16 +67,15 @@ def test_compiled_and_pure_python_give_the_same_vectors_at_every_step(players: i
             python.step(action)
 
 
-def _table_over(players: int) -> tuple[TableEncoder, SimpleNamespace]:
-    """An encoder with a compiled table synced to an empty events list of a stand-in game."""
+def _table_over(players: int) -> tuple[TableEncoder, Game]:
+    """An encoder with a compiled table in sync with a new game."""
     assert compiled_available(), NOT_BUILT
-    encoder = TableEncoder(players, SkyjoEnv(players).rules, pure_python=False)
+    game = Game(players, seed=7)
+    encoder = TableEncoder(players, game.rules, pure_python=False)
     table = encoder.table
     assert table is not None
-    game = SimpleNamespace(events=[], hand=None, discard=[5])
-    assert table.sync(game) == 4  # a new events list: Python reads the table, then resets the table
-    table.reset(game.events, None)
-    assert table.sync(game) == 0
+    assert table.sync(game) == 0  # a new events list: the whole table read
+    assert game.events is not None and table.seen == len(game.events)
     return encoder, game
 
 
@@ -95,13 +95,26 @@ def _table_over(players: int) -> tuple[TableEncoder, SimpleNamespace]:
 def test_an_event_that_would_write_outside_the_buffer_raises_value_error(event: Event) -> None:
     encoder, game = _table_over(2)
     table = encoder.table
-    assert table is not None
+    assert table is not None and game.events is not None
     before = encoder._buffer.copy()
     game.events.append(event)
     with pytest.raises(ValueError, match="must be"):
         table.sync(game)
     np.testing.assert_array_equal(encoder._buffer, before)  # checked before anything is written
-    assert table.sync(game) == 4  # after an error the next call asks for the whole table again
+    game.events.pop()
+    assert table.sync(game) == 0  # after an error the next call reads the whole table again
+    np.testing.assert_array_equal(encoder._buffer, before)
+    np.testing.assert_array_equal(encoder.observe(game, 0), encode_view(game.view(0)))
+
+
+def test_a_game_that_records_no_events_gets_the_one_line_error() -> None:
+    assert compiled_available(), NOT_BUILT
+    env = SkyjoEnv(2, pure_python=False)
+    env.reset(seed=1)
+    assert env.game is not None
+    env.game.events = None
+    with pytest.raises(ValueError, match="record_events=True"):
+        env.observe("player_0")
 
 
 def test_a_bad_buffer_is_refused() -> None:
@@ -117,22 +130,29 @@ def test_a_bad_buffer_is_refused() -> None:
 
 
 def test_no_reference_leaks_and_the_buffer_is_released() -> None:
-    encoder, game = _table_over(2)
-    table = encoder.table
-    assert table is not None
-    events = game.events
-    take = Event(EventKind.TAKE, seat=0, value=5)
-    swap = Event(EventKind.SWAP, seat=0, pos=0, value=5, replaced=7)
-    draw = Event(EventKind.DRAW, seat=1)
-    counts = (sys.getrefcount(events), sys.getrefcount(take), sys.getrefcount(game.discard))
-    for _ in range(1000):
-        events += (take, swap, draw)
-        game.hand = 4
-        assert table.sync(game) == 0
-        assert table.held == 4
-        del events[:]
-        table.reset(events, None)
-    assert (sys.getrefcount(events), sys.getrefcount(take), sys.getrefcount(game.discard)) == counts
+    # whole games through the compiled path (events, resyncs, observe) leave no reference behind on the
+    # objects it reads, and a dropped environment releases its buffer
+    env = SkyjoEnv(3, pure_python=False)
+    encoder = env._encoder
+    env.reset(seed=3)
+    game = env.game
+    assert game is not None and game.events is not None
+    rng = random.Random(3)
+    env.observe(env.agent_selection)
+    watched = (game, game.states, game.values, game.totals, game.discard, game.draw_pile)  # kept for the round
+    counts = [sys.getrefcount(obj) for obj in watched]
+    for step in range(300):
+        if game.finisher is not None:  # before the round ends (a new round makes new lists)
+            break
+        if step % 7 == 0:
+            game.drain_events()  # a new events list: the whole table read again (the resync)
+        for agent in env.possible_agents:
+            env.observe(agent)
+        legal = game.legal_actions()
+        env.step(ACTION_INDEX[legal[rng.randrange(len(legal))]])
+    assert step > 20
+    assert [sys.getrefcount(obj) for obj in watched] == counts
     memory = encoder._mv
-    del encoder, table
+    del env, encoder
+    gc.collect()
     memory.release()  # raises BufferError while a Table still holds it

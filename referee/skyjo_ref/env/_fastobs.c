@@ -1,12 +1,13 @@
-/* skyjo_ref.env._fastobs: TableEncoder's per-event catch-up, compiled (optional).
+/* skyjo_ref.env._fastobs: TableEncoder's catch-up and SkyjoEnv.observe's hot path, compiled (optional).
  *
- * The same arithmetic as TableEncoder._catch_up in encoding.py (the reference: SKYJO_ENV_PURE_PYTHON=1
- * runs it, and tests compare both paths at every step), written against the plain CPython C API (no
- * numpy C API, so numpy is not a build dependency). The float32 buffer is reached through the buffer
- * protocol of the encoder's memoryview; every index taken from an event is checked, and a bad one raises
- * ValueError before anything is written for that event. The rare paths (reading the whole table again at
- * a round's start or end, a reshuffle, the game's end; the seat flags) stay in Python: the function only
- * says they are needed. The GIL is held throughout.
+ * The same arithmetic as TableEncoder._catch_up, _resync and _write_seats in encoding.py (the reference:
+ * SKYJO_ENV_PURE_PYTHON=1 runs it, and tests compare both paths at every step), written against the plain
+ * CPython C API (no numpy C API, so numpy is not a build dependency). The float32 buffer is reached
+ * through the buffer protocol of the encoder's memoryview; every index taken from an event or the game is
+ * checked, and a bad one raises ValueError before anything is written for that event. Like the Python
+ * code it reads only what the table shows: a slot's value only where the slot is revealed, the card in
+ * hand only after the due seat's draw (the buffer holds the due seat's table; observe() hands other seats
+ * back to Python, which takes the turn and the hand out). The GIL is held throughout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,8 +32,16 @@
 #define DISCARD_TOP 8
 #define DRAW_SIZE 9
 #define DISCARD_SIZE 10
+#define ROUND 11
+#define FINISHING 12
+#define MY_TURN 4
+#define UNSEEN_AT 13
+#define NUM_VALUES 15
+#define ENGINE_HIDDEN 0 /* the engine's slot states (skyjo_ref.rules.engine): plain ints */
+#define ENGINE_REVEALED 1
+#define ENGINE_REMOVED 2
 
-/* what Python must do after the call (the second item of the returned tuple) */
+/* what the catch-up found (NEEDS_NEW_EVENTS: game.events is not a list, for Python to report) */
 #define NEEDS_RESYNC 1
 #define NEEDS_SEATS 2
 #define NEEDS_NEW_EVENTS 4
@@ -40,17 +49,36 @@
 /* the EventKind members, set once by configure() (strong references, kept for the process's life) */
 static PyObject *ev_swap, *ev_draw, *ev_take, *ev_reveal, *ev_final_reveal, *ev_discard, *ev_column_cleared,
     *ev_turns_start, *ev_round_finishing, *ev_resync_kinds;
+static PyObject *decisions;     /* the DecisionKind members in the one-hot's order (a tuple) */
+static float deck[NUM_VALUES]; /* how many cards of each value -2..12 the deck holds */
 static PyObject *str_hand, *str_discard, *str_events, *str_seat, *str_over, *str_legal_actions, *str_copy,
-    *str_observation, *str_action_mask, *str_finish_sync;
+    *str_observation, *str_action_mask, *str_finish_sync, *str_totals, *str_finisher, *str_starter, *str_decision,
+    *str_states, *str_values, *str_draw_pile, *str_rounds;
 
 static PyObject *
 fastobs_configure(PyObject *module, PyObject *args)
 {
-    PyObject *kinds[10];
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOO:configure", &kinds[0], &kinds[1], &kinds[2], &kinds[3], &kinds[4],
-                          &kinds[5], &kinds[6], &kinds[7], &kinds[8], &kinds[9])) {
+    PyObject *kinds[12];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO!O!:configure", &kinds[0], &kinds[1], &kinds[2], &kinds[3], &kinds[4],
+                          &kinds[5], &kinds[6], &kinds[7], &kinds[8], &kinds[9], &PyTuple_Type, &kinds[10],
+                          &PyTuple_Type, &kinds[11])) {
         return NULL;
     }
+    if (PyTuple_GET_SIZE(kinds[10]) != 4 || PyTuple_GET_SIZE(kinds[11]) != NUM_VALUES) {
+        PyErr_SetString(PyExc_ValueError, "configure: 4 decisions and 15 deck counts expected");
+        return NULL;
+    }
+    float counts[NUM_VALUES];
+    for (Py_ssize_t v = 0; v < NUM_VALUES; v++) {
+        double count = PyFloat_AsDouble(PyTuple_GET_ITEM(kinds[11], v));
+        if (count == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+        counts[v] = (float)count;
+    }
+    memcpy(deck, counts, sizeof(deck));
+    Py_INCREF(kinds[10]);
+    Py_XSETREF(decisions, kinds[10]);
     if (!PyAnySet_Check(kinds[9])) {
         PyErr_SetString(PyExc_TypeError, "configure: the last argument must be the set of resync kinds");
         return NULL;
@@ -321,10 +349,258 @@ table_apply(TableObject *self, PyObject *events, PyObject *game)
     return flags;
 }
 
-/* sync(game) -> flags: 0 when the buffer is up to date with game.events (the events since the last call
- * applied), else what Python must do: 4 read the whole table again (a new events list: call reset()
- * after), 1 the same after the events (a round's start or end, a reshuffle, the game's end), 2 write the
- * seat flags. After an error the next call asks for a resync (the buffer may be half patched). */
+/* obj as a C long in [low, high] (what names it in the error), or -1 with ValueError set */
+static int
+bounded_long(PyObject *obj, long low, long high, const char *what, long *out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_ValueError, "%s must be an int, got %R", what, obj);
+        return -1;
+    }
+    int overflow = 0;
+    long value = PyLong_AsLongAndOverflow(obj, &overflow);
+    if (value == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow || value < low || value > high) {
+        PyErr_Format(PyExc_ValueError, "%s must be from %ld to %ld, got %R", what, low, high, obj);
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
+/* None -> -1, else a seat 0..players-1 (TableEncoder._write_seats' finisher and starter) */
+static int
+optional_seat(PyObject *game, PyObject *name, long players, long *out)
+{
+    PyObject *obj = PyObject_GetAttr(game, name);
+    if (obj == NULL) {
+        return -1;
+    }
+    int bad = 0;
+    if (obj == Py_None) {
+        *out = -1;
+    }
+    else {
+        bad = bounded_long(obj, 0, players - 1, PyUnicode_AsUTF8(name), out);
+    }
+    Py_DECREF(obj);
+    return bad;
+}
+
+/* TableEncoder._write_seats: the finishing flag, totals, finisher and starter flags */
+static int
+table_write_seats(TableObject *self, PyObject *game)
+{
+    float *mv = (float *)self->view.buf;
+    const long players = self->players;
+    long finisher, starter;
+    if (optional_seat(game, str_finisher, players, &finisher) < 0 ||
+        optional_seat(game, str_starter, players, &starter) < 0) {
+        return -1;
+    }
+    PyObject *totals = PyObject_GetAttr(game, str_totals);
+    if (totals == NULL) {
+        return -1;
+    }
+    PyObject *fast = PySequence_Fast(totals, "game.totals must be a sequence");
+    Py_DECREF(totals);
+    if (fast == NULL) {
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(fast) != players) {
+        PyErr_Format(PyExc_ValueError, "game.totals must hold %ld totals", players);
+        Py_DECREF(fast);
+        return -1;
+    }
+    float values[8];
+    for (long seat = 0; seat < players; seat++) {
+        double total = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, seat)); /* as Python: int -> float */
+        if (total == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        values[seat] = (float)total;
+    }
+    Py_DECREF(fast);
+    mv[FINISHING] = finisher < 0 ? 0.0f : 1.0f;
+    for (long seat = 0; seat < players; seat++) {
+        float *at = mv + TABLE_SIZE + SEAT_SIZE * seat;
+        at[0] = values[seat];
+        at[1] = finisher == seat ? 1.0f : 0.0f;
+        at[2] = starter == seat ? 1.0f : 0.0f;
+    }
+    return 0;
+}
+
+/* len(game.<name>) */
+static Py_ssize_t
+attr_length(PyObject *game, PyObject *name)
+{
+    PyObject *obj = PyObject_GetAttr(game, name);
+    if (obj == NULL) {
+        return -1;
+    }
+    Py_ssize_t length = PyObject_Length(obj);
+    Py_DECREF(obj);
+    return length;
+}
+
+/* TableEncoder._resync: read the whole public table again (a hidden slot's value is never read), then
+ * every event of events is in the buffer; 0, or -1 with an exception set */
+static int
+table_resync(TableObject *self, PyObject *game, PyObject *events)
+{
+    float *mv = (float *)self->view.buf;
+    const long players = self->players;
+    float out[UNSEEN_AT] = {0.0f};
+    float unseen[NUM_VALUES];
+    float grids[8 * GRID_BLOCK] = {0.0f};
+    int has_hand = 0;
+    long hand = 0, value;
+    int result = -1;
+    PyObject *discard = NULL, *states = NULL, *values = NULL, *obj = NULL;
+
+    if (players > 8) {
+        PyErr_SetString(PyExc_ValueError, "at most 8 players");
+        return -1;
+    }
+    memcpy(unseen, deck, sizeof(unseen));
+    obj = PyObject_GetAttr(game, str_decision);
+    if (obj == NULL) {
+        goto done;
+    }
+    Py_ssize_t decision = 0;
+    while (decision < 4 && PyTuple_GET_ITEM(decisions, decision) != obj) {
+        decision++;
+    }
+    if (decision == 4) {
+        PyErr_Format(PyExc_ValueError, "game.decision %R is no decision", obj);
+        goto done;
+    }
+    Py_CLEAR(obj);
+    out[decision] = 1.0f;
+    discard = PyObject_GetAttr(game, str_discard);
+    if (discard == NULL) {
+        goto done;
+    }
+    if (!PyList_Check(discard)) {
+        PyErr_SetString(PyExc_ValueError, "game.discard must be a list");
+        goto done;
+    }
+    Py_ssize_t discards = PyList_GET_SIZE(discard);
+    for (Py_ssize_t i = 0; i < discards; i++) {
+        if (card_value(PyList_GET_ITEM(discard, i), "a discard", &value) < 0) {
+            goto done;
+        }
+        unseen[value - MIN_VALUE] -= 1.0f;
+    }
+    obj = PyObject_GetAttr(game, str_hand); /* the due seat's card (none after a round's end or the game's) */
+    if (obj == NULL) {
+        goto done;
+    }
+    if (obj != Py_None) {
+        if (card_value(obj, "game.hand", &hand) < 0) {
+            goto done;
+        }
+        has_hand = 1;
+        out[HAS_HAND] = 1.0f;
+        out[HAND] = (float)hand;
+        unseen[hand - MIN_VALUE] -= 1.0f;
+    }
+    Py_CLEAR(obj);
+    states = PyObject_GetAttr(game, str_states);
+    values = states == NULL ? NULL : PyObject_GetAttr(game, str_values);
+    if (values == NULL) {
+        goto done;
+    }
+    if (!PyList_Check(states) || !PyList_Check(values) || PyList_GET_SIZE(states) != players ||
+        PyList_GET_SIZE(values) != players) {
+        PyErr_Format(PyExc_ValueError, "game.states and game.values must be lists of %ld grids", players);
+        goto done;
+    }
+    for (long seat = 0; seat < players; seat++) {
+        PyObject *seat_states = PyList_GET_ITEM(states, seat);
+        PyObject *seat_values = PyList_GET_ITEM(values, seat);
+        if (!PyList_Check(seat_states) || !PyList_Check(seat_values) || PyList_GET_SIZE(seat_states) != GRID_SIZE ||
+            PyList_GET_SIZE(seat_values) != GRID_SIZE) {
+            PyErr_SetString(PyExc_ValueError, "each grid's states and values must be lists of 12");
+            goto done;
+        }
+        float *block = grids + GRID_BLOCK * seat;
+        long hidden = 0, total = 0, state;
+        for (Py_ssize_t p = 0; p < GRID_SIZE; p++) {
+            if (bounded_long(PyList_GET_ITEM(seat_states, p), ENGINE_HIDDEN, ENGINE_REMOVED, "a slot state", &state) <
+                0) {
+                goto done;
+            }
+            if (state == ENGINE_HIDDEN) {
+                block[3 * p] = 1.0f;
+                hidden++;
+            }
+            else if (state == ENGINE_REMOVED) {
+                block[3 * p + 1] = 1.0f;
+            }
+            else { /* revealed: public */
+                if (card_value(PyList_GET_ITEM(seat_values, p), "a revealed card", &value) < 0) {
+                    goto done;
+                }
+                block[3 * p + 2] = (float)value;
+                unseen[value - MIN_VALUE] -= 1.0f;
+                total += value;
+            }
+        }
+        block[HIDDEN_COUNT_AT] = (float)hidden;
+        block[REVEALED_SUM_AT] = (float)total;
+    }
+    obj = PyObject_GetAttr(game, str_over);
+    if (obj == NULL) {
+        goto done;
+    }
+    int over = PyObject_IsTrue(obj);
+    Py_CLEAR(obj);
+    if (over < 0) {
+        goto done;
+    }
+    Py_ssize_t draw_size = attr_length(game, str_draw_pile);
+    Py_ssize_t rounds = draw_size < 0 ? -1 : attr_length(game, str_rounds);
+    if (rounds < 0) {
+        goto done;
+    }
+    out[MY_TURN] = over ? 0.0f : 1.0f;
+    if (discards > 0) {
+        out[HAS_DISCARD] = 1.0f;
+        if (card_value(PyList_GET_ITEM(discard, discards - 1), "the top discard", &value) < 0) {
+            goto done;
+        }
+        out[DISCARD_TOP] = (float)value;
+    }
+    out[DRAW_SIZE] = (float)draw_size;
+    out[DISCARD_SIZE] = (float)discards;
+    out[ROUND] = (float)(rounds - 1);
+    if (table_write_seats(self, game) < 0) { /* the seats' part and the finishing flag */
+        goto done;
+    }
+    float finishing = mv[FINISHING];
+    memcpy(mv, out, sizeof(out));
+    mv[FINISHING] = finishing;
+    memcpy(mv + UNSEEN_AT, unseen, sizeof(unseen));
+    memcpy(mv + self->grid_start, grids, (size_t)players * GRID_BLOCK * sizeof(float));
+    Py_INCREF(events);
+    Py_SETREF(self->events, events);
+    self->seen = PyList_GET_SIZE(events);
+    self->has_held = has_hand;
+    self->held = hand;
+    result = 0;
+done:
+    Py_XDECREF(obj);
+    Py_XDECREF(discard);
+    Py_XDECREF(states);
+    Py_XDECREF(values);
+    return result;
+}
+
 /* the flags of sync(game) (see below), or -1 with an exception set */
 static int
 table_sync_flags(TableObject *self, PyObject *game)
@@ -342,26 +618,39 @@ table_sync_flags(TableObject *self, PyObject *game)
         return -1;
     }
     int flags;
-    if (events != self->events || !PyList_Check(events)) {
-        flags = NEEDS_NEW_EVENTS;
+    if (!PyList_Check(events)) { /* a game that does not record its events: Python says so */
+        Py_DECREF(events);
+        return NEEDS_NEW_EVENTS;
+    }
+    if (events != self->events) {
+        flags = NEEDS_RESYNC; /* a new events list: read the whole table */
     }
     else if (PyList_GET_SIZE(events) == self->seen) {
         flags = 0;
     }
     else {
         flags = table_apply(self, events, game);
-        if (flags < 0) {
-            Py_SETREF(self->events, Py_NewRef(Py_None));
-        }
+    }
+    if (flags < 0) {
+        /* the error is set */
+    }
+    else if (flags & NEEDS_RESYNC) { /* a round's start or end, a reshuffle, the game's end, a new list */
+        flags = table_resync(self, game, events);
+    }
+    else if (flags & NEEDS_SEATS) { /* the turns' start, the round finishing */
+        flags = table_write_seats(self, game);
+    }
+    if (flags < 0) {
+        Py_SETREF(self->events, Py_NewRef(Py_None)); /* the buffer may be half patched: resync next time */
     }
     Py_DECREF(events);
     return flags;
 }
 
-/* sync(game) -> flags: 0 when the buffer is up to date with game.events (the events since the last call
- * applied), else what Python must do: 4 read the whole table again (a new events list: call reset()
- * after), 1 the same after the events (a round's start or end, a reshuffle, the game's end), 2 write the
- * seat flags. After an error the next call asks for a resync (the buffer may be half patched). */
+/* sync(game) -> flags: 0 once the buffer is up to date with game.events (the events since the last call
+ * applied; the whole table read again after a round's start or end, a reshuffle, the game's end or on a
+ * new events list), or 4 when game.events is not a list (Python raises its error). After an error the
+ * next call reads the whole table again (the buffer may be half patched). */
 static PyObject *
 table_sync(TableObject *self, PyObject *game)
 {
@@ -446,7 +735,7 @@ table_fill_stage(TableObject *self, long seat)
 
 /* observe(game, seat, encoder) -> {"observation", "action_mask"} or None
  *
- * SkyjoEnv.observe's hot path: sync (calling encoder.finish_sync(game, flags) when Python has work),
+ * SkyjoEnv.observe's hot path: sync (calling encoder.finish_sync(game, flags) when it is not 0: an error),
  * then, when seat's decision is due and its legal tuple's mask is known, the observation (the buffer
  * rotated into seat's order in its stage, then a copy of the stage: a fresh array) and the shared mask.
  * None: Python does the rest (the buffer is in sync by then, or game is None). */
@@ -551,30 +840,6 @@ table_observe(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
-/* reset(events, held): the state after Python read the whole table again (every event of events seen) */
-static PyObject *
-table_reset(TableObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "reset expects 2 arguments (events, held), got %zd", nargs);
-        return NULL;
-    }
-    if (!PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "reset: events must be a list");
-        return NULL;
-    }
-    long held = 0;
-    int has_held = args[1] != Py_None;
-    if (has_held && card_value(args[1], "held", &held) < 0) {
-        return NULL;
-    }
-    Py_SETREF(self->events, Py_NewRef(args[0]));
-    self->seen = PyList_GET_SIZE(args[0]);
-    self->has_held = has_held;
-    self->held = held;
-    Py_RETURN_NONE;
-}
-
 static PyObject *
 table_get_held(TableObject *self, void *closure)
 {
@@ -635,16 +900,14 @@ table_dealloc(TableObject *self)
 
 static PyMethodDef table_methods[] = {
     {"sync", (PyCFunction)table_sync, METH_O,
-     "sync(game) -> flags: apply game.events since the last call; 0, or 4 new events list (resync, then "
-     "reset), 1 resync, 2 write the seat flags."},
+     "sync(game) -> flags: bring the buffer up to date with game.events; 0, or 4 when game.events is not a "
+     "list."},
     {"set_observe", (PyCFunction)(void (*)(void))table_set_observe, METH_FASTCALL,
      "set_observe(stages, masks): per seat a float32 array observe() fills in its order and copies (seat 0's: "
      "the array over the buffer), the dict id(legal tuple) -> action mask."},
     {"observe", (PyCFunction)(void (*)(void))table_observe, METH_FASTCALL,
      "observe(game, seat, encoder) -> {'observation', 'action_mask'} when seat's decision is due and its mask "
      "is known, else None (the buffer is in sync: Python does the rest)."},
-    {"reset", (PyCFunction)(void (*)(void))table_reset, METH_FASTCALL,
-     "reset(events, held): every event of events is in the buffer, held is the card in hand it shows."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -698,7 +961,15 @@ PyInit__fastobs(void)
                  {&str_copy, "copy"},
                  {&str_observation, "observation"},
                  {&str_action_mask, "action_mask"},
-                 {&str_finish_sync, "finish_sync"}};
+                 {&str_finish_sync, "finish_sync"},
+                 {&str_totals, "totals"},
+                 {&str_finisher, "finisher"},
+                 {&str_starter, "starter"},
+                 {&str_decision, "decision"},
+                 {&str_states, "states"},
+                 {&str_values, "values"},
+                 {&str_draw_pile, "draw_pile"},
+                 {&str_rounds, "rounds"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) {
             return NULL;

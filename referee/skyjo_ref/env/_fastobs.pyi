@@ -1,4 +1,4 @@
-"""Types of the optional compiled catch-up (_fastobs.c); encoding.TableEncoder._catch_up is the reference."""
+"""Types of the optional compiled part (_fastobs.c); encoding.TableEncoder's Python code is the reference."""
 
 from collections.abc import Set
 from typing import Any, final
@@ -14,9 +14,11 @@ def configure(
     turns_start: object,
     round_finishing: object,
     resync_kinds: Set[Any],
+    decisions: tuple[Any, ...],
+    deck: tuple[float, ...],
     /,
 ) -> None:
-    """The EventKind members to recognise (encoding.py calls it once)."""
+    """The EventKind members to recognise, the decisions' one-hot order, the deck (encoding.py calls it once)."""
 
 @final
 class Table:
@@ -30,10 +32,8 @@ class Table:
     def seen(self) -> int:
         """How many events of the events list are in the buffer."""
     def sync(self, game: Any, /) -> int:
-        """Apply ``game.events`` since the last call: 0, or flags 4 new list / 1 resync / 2 seat flags."""
+        """Bring the buffer up to date with ``game.events``: 0, or 4 when ``game.events`` is not a list."""
     def set_observe(self, stages: tuple[Any, ...], masks: dict[int, Any], /) -> None:
         """Per seat a float32 array observe() fills in its order and copies (seat 0's: the buffer's), the masks."""
     def observe(self, game: Any, seat: int, encoder: Any, /) -> dict[str, Any] | None:
         """The due seat's observation dict when its mask is known, else None (in sync: Python does the rest)."""
-    def reset(self, events: list[Any], held: int | None, /) -> None:
-        """After a resync: every event of ``events`` is in the buffer, ``held`` the card in hand it shows."""

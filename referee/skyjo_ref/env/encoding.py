@@ -420,9 +420,7 @@ _FINISHING: Final = 12
 
 #: Set to 1 (or any non-empty value but 0) to run the pure-Python catch-up even where the compiled one is built.
 PURE_PYTHON_ENV_VAR: Final = "SKYJO_ENV_PURE_PYTHON"
-_NEEDS_RESYNC: Final = 1  # the compiled Table.sync's flags (_fastobs.c)
-_NEEDS_SEATS: Final = 2
-_NEEDS_NEW_EVENTS: Final = 4
+_NO_EVENTS_LIST: Final = 4  # the compiled Table.sync's flag: game.events is not a list (_fastobs.c)
 
 try:  # the optional compiled catch-up (setup.py builds it where a C compiler is found)
     from skyjo_ref.env import _fastobs
@@ -440,6 +438,8 @@ else:
         _EV_TURNS_START,
         _EV_ROUND_FINISHING,
         _EV_RESYNC,
+        DECISIONS,
+        tuple(float(c) for c in _DECK),
     )
 
 
@@ -500,6 +500,7 @@ class TableEncoder:
         self._orders = orders
         self._buffer = np.zeros(self.size, dtype=np.float32)
         self._mv = self._buffer.data.cast("B").cast("f")
+        self._mv[_UNSEEN_AT + _NUM_VALUES : TABLE_SIZE] = array("f", self._rules)  # fixed: the resyncs keep it
         #: the compiled catch-up's state (it patches the same buffer), or None: pure Python
         self.table = None if pure_python or _fastobs is None else _fastobs.Table(self._mv)
         self._events: list[Event] = []  # the game's events list read so far (never a game's own at first)
@@ -587,17 +588,10 @@ class TableEncoder:
             self._catch_up(game, events)
 
     def finish_sync(self, game: Game, flags: int) -> None:
-        """What the compiled ``table.sync(game)`` leaves to Python (its ``flags``): a resync, the seat flags."""
-        table = self.table
-        assert table is not None
-        if flags & (_NEEDS_NEW_EVENTS | _NEEDS_RESYNC):
-            events = game.events
-            if events is None:
-                raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
-            self._resync(game)
-            table.reset(events, self._hand)
-        else:
-            self._write_seats(game)
+        """What the compiled ``table.sync(game)`` leaves to Python (``flags`` not 0): a game without events."""
+        if flags & _NO_EVENTS_LIST:
+            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+        raise AssertionError(f"unknown flags {flags} from the compiled catch-up")
 
     def _catch_up(self, game: Game, events: list[Event] | None) -> None:
         """Apply the events since the last call (a new events list: read the whole table again).
