@@ -474,6 +474,11 @@ class TableEncoder:
     relative order with one numpy indexing (a copy for seat 0: a fresh array;
     the buffer is never handed out) and, for any other seat, takes the turn
     flag and the hand out of that copy.
+
+    Where the optional C extension is built (``skyjo_ref.env._fastobs``), ``self.table``
+    does the catch-up, the resync and the seat flags on the same buffer in C; the
+    Python methods here are the reference (``pure_python=True`` or
+    ``SKYJO_ENV_PURE_PYTHON=1`` run them; tests compare both at every step).
     """
 
     def __init__(self, num_players: int, rules: Rules, *, pure_python: bool | None = None) -> None:
