@@ -16,6 +16,9 @@ environments' figures and brings their ratio towards 1. Ours
 (``skyjo_ref.env.SkyjoEnv``) plays whole games to 100 points; rlskyjo's
 ``SimpleSkyjoEnv`` plays one round per episode. Episodes stop when the game is
 over (the final ``None`` steps of finished agents are not counted for either).
+The ``pure Python`` line is our environment with its compiled part turned
+off (``SkyjoEnv(pure_python=True)``, as ``SKYJO_ENV_PURE_PYTHON=1`` or an
+install without a C compiler), in the same run.
 Times are CPU time of this one-thread process; the best of ``--repeat`` runs
 is kept, the environments taking turns (bench_engine.py's method).
 
@@ -50,7 +53,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import Result, best_interleaved, clock, machine, pin_to_one_core
 from skyjo_ref.env import SkyjoEnv
-from skyjo_ref.env.encoding import ACTION_INDEX
+from skyjo_ref.env.encoding import ACTION_INDEX, compiled_available
 
 Indices = Callable[[Any], Any]  # a mask -> its legal action indices (an int array)
 
@@ -75,14 +78,23 @@ def picker_cost(find: Indices, seed: int, count: int = 200_000) -> float:
     return (clock() - start) / count
 
 
-def ours(players: int, rounds: int, seed: int, observe: bool = True, find: Indices = mask_nonzero) -> Result:
+def ours(
+    players: int,
+    rounds: int,
+    seed: int,
+    observe: bool = True,
+    find: Indices = mask_nonzero,
+    pure_python: bool | None = None,
+) -> Result:
     """Whole games through SkyjoEnv until ``rounds`` rounds are played.
 
     ``observe=False`` is not the benchmark's work: it picks from the engine's
     legal actions without building any observation, to show what the
-    observations cost (the ``no observation`` line).
+    observations cost (the ``no observation`` line). ``pure_python=True``:
+    the environment's pure-Python encoder, as without the compiled part
+    (the ``pure Python`` line).
     """
-    env = SkyjoEnv(players)
+    env = SkyjoEnv(players, pure_python=pure_python)
     randrange = random.Random(seed).randrange
     index = ACTION_INDEX
     games = played = steps = 0
@@ -108,7 +120,12 @@ def ours(players: int, rounds: int, seed: int, observe: bool = True, find: Indic
                 terminations = env.terminations
         games += 1
         played += len(game.rounds)
-    name = "skyjo-ref env" if observe else "skyjo-ref env, no observation (not the same work)"
+    if not observe:
+        name = "skyjo-ref env, no observation (not the same work)"
+    elif env._encoder.table is None:
+        name = "skyjo-ref env, pure Python" if pure_python else "skyjo-ref env (compiled part not built)"
+    else:
+        name = "skyjo-ref env"
     return Result(players, name, games, played, steps, clock() - start)
 
 
@@ -214,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rlskyjo warm-up (numba JIT compilation): {time.perf_counter() - started:.1f} s, not timed")
     for n in args.players:
         ours(n, 20, args.seed, find=find)
+    status = "built and used" if compiled_available() else "NOT built: every skyjo-ref line is pure Python"
+    print(f"skyjo-ref's compiled observation part (skyjo_ref.env._fastobs): {status}")
     print(
         f"picker ({args.picker}): {picker_cost(find, args.seed) * 1e6:.2f} µs a step of CPU, "
         "the same in both environments' figures"
@@ -223,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.players:
         runs: list[Callable[[], Result]] = [
             lambda n=n: ours(n, args.rounds, args.seed, find=find),  # type: ignore[misc]
+            lambda n=n: ours(n, args.rounds, args.seed, find=find, pure_python=True),  # type: ignore[misc]
             lambda n=n: ours(n, args.rounds, args.seed, observe=False),  # type: ignore[misc]
         ]
         if rl is not None:

@@ -126,12 +126,17 @@ TABLES: list[tuple[int, Rules | str]] = [
 ]
 
 
+@pytest.mark.parametrize("pure_python", [False, True], ids=["compiled", "pure-python"])
 @pytest.mark.parametrize(("players", "rules"), TABLES)
-def test_the_fast_encoding_is_the_encoding_of_game_view_at_every_step(players: int, rules: Rules | str) -> None:
+def test_the_fast_encoding_is_the_encoding_of_game_view_at_every_step(
+    players: int, rules: Rules | str, pure_python: bool
+) -> None:
     # observe() encodes from the engine's public events, never through a View: at every step, for
     # every seat, it must equal encode_view(Game.view(seat)); some steps observe nobody, so the
-    # encoder also catches up over several steps (and over reshuffles, round ends, the game's end)
-    env = SkyjoEnv(players, rules)
+    # encoder also catches up over several steps (and over reshuffles, round ends, the game's end).
+    # Both catch-ups: the compiled one (_fastobs.c, what runs where it is built) and the Python reference.
+    env = SkyjoEnv(players, rules, pure_python=pure_python)
+    assert (env._encoder.table is None) is pure_python, "the compiled catch-up is not built: see _fastobs tests"
     rng = random.Random(players)
     kinds: set[str] = set()
     for game_number in range(2 if players <= 4 else 1):
@@ -169,8 +174,9 @@ def test_the_view_fed_encoder_is_the_reference_encoding_too() -> None:
         env.step(action_index(legal[rng.randrange(len(legal))]))
 
 
-def test_the_fast_encoding_catches_up_after_the_events_are_drained() -> None:
-    env = SkyjoEnv(3)
+@pytest.mark.parametrize("pure_python", [False, True], ids=["compiled", "pure-python"])
+def test_the_fast_encoding_catches_up_after_the_events_are_drained(pure_python: bool) -> None:
+    env = SkyjoEnv(3, pure_python=pure_python)
     env.reset(seed=5)
     game = env.game
     assert game is not None

@@ -72,6 +72,9 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
       ``"rank"`` only at the game's end, +1 for first place to -1 for last.
     * ``max_steps``: truncate a game after that many steps (default: none; every
       game ends unless a policy refuses to reveal its cards for ever).
+    * ``pure_python``: True encodes observations in pure Python (the reference), False with the
+      compiled catch-up where it is built; None (default) the compiled one unless the
+      ``SKYJO_ENV_PURE_PYTHON`` environment variable is set. Both give the same vectors.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -90,6 +93,7 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         players: Sequence[str] | None = None,
         max_steps: int | None = None,
         render_mode: str | None = None,
+        pure_python: bool | None = None,
     ) -> None:
         super().__init__()
         if (
@@ -125,7 +129,11 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._encoder = TableEncoder(num_players, self.rules)
+        self._encoder = encoder = TableEncoder(num_players, self.rules, pure_python=pure_python)
+        self._table = encoder.table
+        if self._table is not None:  # the compiled observe: the buffer, per other seat a stage, the masks
+            stages = (encoder._buffer, *(np.zeros(encoder.size, dtype=np.float32) for _ in range(1, num_players)))
+            self._table.set_observe(stages, _MASK_OF_LEGAL)
         self._seeds: random.Random | None = None
         self.game: Game | None = None
 
@@ -171,6 +179,7 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rewarded = False  # whether self.rewards holds anything but zeros
+        self._quiet = self._plain  # _plain and not _rewarded: the common step's one test
         self.agent_selection = self.possible_agents[self.game.seat]
 
     def _game(self) -> Game:
@@ -195,16 +204,23 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         """``agent``'s observation (a fresh array) and action mask (a shared read-only array), without a ``View``.
 
         The hot path of training: :meth:`TableEncoder.observe` written out here
-        (catch up with the game's events, gather the buffer into the seat's order).
+        (catch up with the game's events, gather the buffer into the seat's order); where the
+        compiled part is built, ``Table.observe`` does all of it for the due seat in one call.
         """
+        table = self._table
+        if table is not None:  # compiled (_fastobs.c): the catch-up, and the due seat's whole observation
+            out: Observation | None = table.observe(self.game, self._seat_of[agent], self._encoder)
+            if out is not None:  # None: no game yet, another seat, or a new legal set (below)
+                return out
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before using the environment")
         seat = self._seat_of[agent]
         encoder = self._encoder
-        events = game.events
-        if events is not encoder._events or len(events) != encoder._seen:
-            encoder._catch_up(game, events)
+        if table is None:
+            events = game.events
+            if events is not encoder._events or len(events) != encoder._seen:
+                encoder._catch_up(game, events)
         order = encoder._orders[seat]
         observation = encoder._buffer.copy() if order is None else encoder._buffer[order]
         if seat != game.seat or game.over:
@@ -244,12 +260,13 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
         played = len(rounds)
         game.apply(chosen)  # IllegalActionError (a ValueError) when the mask says 0: nothing changes
         self._cumulative_rewards[agent] = 0.0
-        if self._plain and not self._rewarded and not game.over and len(rounds) == played:
+        if self._quiet and not game.over and len(rounds) == played:
             self.agent_selection = self.possible_agents[game.seat]  # most steps: the next decision's agent
             return
         if self._rewarded:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewarded = False
+            self._quiet = self._plain
         if game.over or len(rounds) != played:
             self._reward_round(game, played - 1)
         if game.over:
@@ -287,6 +304,7 @@ class SkyjoEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
                 total = sum(scores)
                 self.rewards = {agents[s]: -(scores[s] - (total - scores[s]) / (n - 1)) for s in range(n)}
         self._rewarded = True
+        self._quiet = False
 
     # ------------------------------------------------------------------ records and text
 

@@ -20,6 +20,7 @@ encoder, kept for code that has only views.
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -417,6 +418,40 @@ _DISCARD_SIZE: Final = 10
 _ROUND: Final = 11
 _FINISHING: Final = 12
 
+#: Set to 1 (or any non-empty value but 0) to run the pure-Python catch-up even where the compiled one is built.
+PURE_PYTHON_ENV_VAR: Final = "SKYJO_ENV_PURE_PYTHON"
+_NO_EVENTS_LIST: Final = 4  # the compiled Table.sync's flag: game.events is not a list (_fastobs.c)
+
+try:  # the optional compiled catch-up (setup.py builds it where a C compiler is found)
+    from skyjo_ref.env import _fastobs
+except ImportError:  # pragma: no cover - an install without a compiler
+    _fastobs = None  # type: ignore[assignment]
+else:
+    _fastobs.configure(
+        _EV_SWAP,
+        _EV_DRAW,
+        _EV_TAKE,
+        _EV_REVEAL,
+        _EV_FINAL_REVEAL,
+        _EV_DISCARD,
+        _EV_COLUMN_CLEARED,
+        _EV_TURNS_START,
+        _EV_ROUND_FINISHING,
+        _EV_RESYNC,
+        DECISIONS,
+        tuple(float(c) for c in _DECK),
+    )
+
+
+def compiled_available() -> bool:
+    """Whether the compiled catch-up (``skyjo_ref.env._fastobs``) was built and imports."""
+    return _fastobs is not None
+
+
+def pure_python_forced() -> bool:
+    """Whether ``SKYJO_ENV_PURE_PYTHON`` asks for the pure-Python encoder (set, not empty, not ``0``)."""
+    return os.environ.get(PURE_PYTHON_ENV_VAR, "") not in ("", "0")
+
 
 class TableEncoder:
     """Observations straight from a :class:`~skyjo_ref.rules.engine.Game`, without building a ``View``.
@@ -439,9 +474,18 @@ class TableEncoder:
     relative order with one numpy indexing (a copy for seat 0: a fresh array;
     the buffer is never handed out) and, for any other seat, takes the turn
     flag and the hand out of that copy.
+
+    Where the optional C extension is built (``skyjo_ref.env._fastobs``), ``self.table``
+    does the catch-up, the resync and the seat flags on the same buffer in C; the
+    Python methods here are the reference (``pure_python=True`` or
+    ``SKYJO_ENV_PURE_PYTHON=1`` run them; tests compare both at every step).
     """
 
-    def __init__(self, num_players: int, rules: Rules) -> None:
+    def __init__(self, num_players: int, rules: Rules, *, pure_python: bool | None = None) -> None:
+        """``pure_python``: True runs the Python catch-up (the reference), False the compiled one where built;
+        None (default) the compiled one unless ``SKYJO_ENV_PURE_PYTHON`` is set."""
+        if pure_python is None:
+            pure_python = pure_python_forced()
         n = self.num_players = num_players
         self.size = observation_size(num_players)
         self._rules = tuple(_rules_part(rules))
@@ -461,54 +505,67 @@ class TableEncoder:
         self._orders = orders
         self._buffer = np.zeros(self.size, dtype=np.float32)
         self._mv = self._buffer.data.cast("B").cast("f")
+        self._mv[_UNSEEN_AT + _NUM_VALUES : TABLE_SIZE] = array("f", self._rules)  # fixed: the resyncs keep it
+        #: the compiled catch-up's state (it patches the same buffer), or None: pure Python
+        self.table = None if pure_python or _fastobs is None else _fastobs.Table(self._mv)
         self._events: list[Event] = []  # the game's events list read so far (never a game's own at first)
         self._seen = 0
         self._hand: int | None = None  # the card in hand the buffer shows (taken out of the unseen counts)
 
     def _resync(self, game: Game) -> None:
-        """Read the whole public table again (hidden values are not read), the decision and the card in hand."""
-        mv = self._mv
-        mv[0:_UNSEEN_AT] = array("f", bytes(4 * _UNSEEN_AT))
-        mv[DECISIONS.index(game.decision)] = 1.0
-        mv[_UNSEEN_AT + _NUM_VALUES : TABLE_SIZE] = array("f", self._rules)
+        """Read the whole public table again (hidden values are not read), the decision and the card in hand.
+
+        Every float is written: the vector is built as a list and copied into the buffer at once (a
+        few per round, so a fifth of a step's time at 2 players when written field by field).
+        """
+        out = [0.0] * self.size
+        out[DECISIONS.index(game.decision)] = 1.0
+        out[_UNSEEN_AT + _NUM_VALUES : TABLE_SIZE] = self._rules
         unseen = [float(c) for c in _DECK]
         discard = game.discard
         for v in discard:
             unseen[v + _VALUE_OFFSET] -= 1
         hand = self._hand = game.hand  # the due seat's card (none after a round's end or the game's)
         if hand is not None:
-            mv[_HAS_HAND] = 1.0
-            mv[_HAND] = hand
+            out[_HAS_HAND] = 1.0
+            out[_HAND] = hand
             unseen[hand + _VALUE_OFFSET] -= 1
         at = self._grid_start
-        for seat in range(self.num_players):
-            states = game.states[seat]
-            values = game.values[seat]
+        for states, values in zip(game.states, game.values):
             hidden = 0
             total = 0
-            for p in range(GRID_SIZE):
-                state = states[p]
+            for p, state in enumerate(states):
                 if state == _ENGINE_HIDDEN:
-                    mv[at + 3 * p : at + 3 * p + 3] = array("f", (1.0, 0.0, 0.0))
+                    out[at] = 1.0
                     hidden += 1
                 elif state == _ENGINE_REMOVED:
-                    mv[at + 3 * p : at + 3 * p + 3] = array("f", (0.0, 1.0, 0.0))
+                    out[at + 1] = 1.0
                 else:
                     value = values[p]  # revealed: public
-                    mv[at + 3 * p : at + 3 * p + 3] = array("f", (0.0, 0.0, float(value)))
+                    out[at + 2] = value
                     unseen[value + _VALUE_OFFSET] -= 1
                     total += value
-            mv[at + _HIDDEN_COUNT_AT] = hidden
-            mv[at + _REVEALED_SUM_AT] = total
-            at += GRID_BLOCK
-        mv[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = array("f", unseen)
-        mv[_MY_TURN] = 0.0 if game.over else 1.0
-        mv[_HAS_DISCARD] = 1.0 if discard else 0.0
-        mv[_DISCARD_TOP] = discard[-1] if discard else 0
-        mv[_DRAW_SIZE] = len(game.draw_pile)
-        mv[_DISCARD_SIZE] = len(discard)
-        mv[_ROUND] = len(game.rounds) - 1
-        self._write_seats(game)
+                at += 3
+            out[at] = hidden
+            out[at + 1] = total
+            at += 2
+        out[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = unseen
+        out[_MY_TURN] = 0.0 if game.over else 1.0
+        out[_HAS_DISCARD] = 1.0 if discard else 0.0
+        out[_DISCARD_TOP] = discard[-1] if discard else 0
+        out[_DRAW_SIZE] = len(game.draw_pile)
+        out[_DISCARD_SIZE] = len(discard)
+        out[_ROUND] = len(game.rounds) - 1
+        finisher = game.finisher
+        starter = game.starter
+        out[_FINISHING] = 0.0 if finisher is None else 1.0
+        at = self._seat_start
+        for seat, total in enumerate(game.totals):
+            out[at] = total
+            out[at + 1] = 1.0 if finisher == seat else 0.0
+            out[at + 2] = 1.0 if starter == seat else 0.0
+            at += SEAT_SIZE
+        self._mv[:] = array("f", out)
 
     def _write_seats(self, game: Game) -> None:
         """Totals, finisher and starter flags (they change a few times a round)."""
@@ -525,9 +582,21 @@ class TableEncoder:
 
     def sync(self, game: Game) -> None:
         """Bring the buffer up to date with ``game`` (nothing to do when no event came since the last call)."""
+        table = self.table
+        if table is not None:
+            flags = table.sync(game)
+            if flags:
+                self.finish_sync(game, flags)
+            return
         events = game.events
         if events is not self._events or len(events) != self._seen:
             self._catch_up(game, events)
+
+    def finish_sync(self, game: Game, flags: int) -> None:
+        """What the compiled ``table.sync(game)`` leaves to Python (``flags`` not 0): a game without events."""
+        if flags & _NO_EVENTS_LIST:
+            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+        raise AssertionError(f"unknown flags {flags} from the compiled catch-up")
 
     def _catch_up(self, game: Game, events: list[Event] | None) -> None:
         """Apply the events since the last call (a new events list: read the whole table again).
@@ -655,9 +724,7 @@ class TableEncoder:
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
         """``seat``'s observation vector now (a fresh array); :meth:`SkyjoEnv.observe` does the same inline."""
-        events = game.events
-        if events is not self._events or len(events) != self._seen:
-            self._catch_up(game, events)
+        self.sync(game)
         order = self._orders[seat]
         out: npt.NDArray[np.float32] = self._buffer.copy() if order is None else self._buffer[order]
         if seat != game.seat or game.over:
@@ -667,7 +734,7 @@ class TableEncoder:
     def hide_turn(self, out: npt.NDArray[np.float32]) -> None:
         """Make ``out`` (a copy of the buffer) a seat's whose decision is not due: no turn, no card in hand."""
         out[_MY_TURN] = 0.0
-        hand = self._hand
+        hand = self._hand if self.table is None else self.table.held
         if hand is not None:
             out[_HAS_HAND] = 0.0
             out[_HAND] = 0.0
