@@ -66,8 +66,10 @@ ROOM_IDLE_S: Final = 300.0
 #: Batches submitted per game slot: a worker's next batch waits on it while the last result travels back.
 PREFETCH: Final = 2
 #: Games in one task: a task's round trip (client, scheduler, worker, back) costs milliseconds of CPU and,
-#: on a loaded machine, tens of milliseconds of waiting; a batch pays it once for several games.
-BATCH: Final = 4
+#: on a loaded machine, tens of milliseconds of waiting; a batch pays it once for several games. 16 against
+#: 4 measured 1.31-1.42x against 1.16-1.17x local for built-in bots (docs/performance.md); the price: a
+#: killed worker's batch (up to 16 games) is played again, and a gate plays more games past its verdict.
+BATCH: Final = 16
 #: How long the coordinator waits for the workers to close their rooms at the end.
 CLOSE_TIMEOUT_S: Final = 30.0
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
