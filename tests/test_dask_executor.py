@@ -186,10 +186,29 @@ def test_a_bot_missing_on_the_workers_is_named_before_any_game(
     assert stored_count(folder / "out" / "results.sqlite") == 0
 
 
-#: The tests' low-card bot, 20 ms slower a decision (the same decisions): a run cannot end before the signal.
-SLOW_SOURCE = BOT_SOURCE.replace("import os\n", "import os\nimport time\n", 1).replace(
-    "self.decisions += 1\n", "self.decisions += 1\n        time.sleep(0.02)\n", 1
-)
+def held_while(control: Path, held: Path) -> str:
+    """The tests' low-card bot that, once one of its games is over, waits while ``control`` exists (and touches
+    ``held``), then plays on as before. While ``control`` exists a run cannot end by itself, so a test stops it at
+    a point it has seen, however busy the machine. The paths are in the bot's text: bots on Dask workers get the
+    cluster's environment, not the test's."""
+    hold = f"""
+    finished = 0
+
+    def on_game_over(self, result):
+        self.finished += 1
+
+    async def decide(self, view):
+        import asyncio
+        import os
+
+        if self.finished >= 1 and os.path.exists({str(control)!r}):
+            open({str(held)!r}, "a").close()
+            while os.path.exists({str(control)!r}):  # the test removes the file to let the bot play on
+                await asyncio.sleep(0.02)
+        return self._play(view)
+"""
+    assert BOT_SOURCE.count("    def decide(") == 1
+    return BOT_SOURCE.replace("    def decide(", "    def _play(", 1) + hold
 
 
 def start_cli(folder: Path, *args: str) -> subprocess.Popen[str]:
@@ -202,14 +221,21 @@ def start_cli(folder: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_games(proc: subprocess.Popen[str], count: int) -> list[str]:
-    """Read the progress lines until ``count`` games are stored (or the run ends); the lines read."""
+def wait_until_held(proc: subprocess.Popen[str], held: Path, db: Path, stored: int) -> list[str]:
+    """Read the progress lines until ``stored`` games are stored and a bot holds; the lines read.
+
+    A failure detector, not a synchronization: the run cannot end while its bots hold."""
     assert proc.stderr is not None
     seen: list[str] = []
     for line in proc.stderr:
         seen.append(line)
-        if sum("] deal " in s for s in seen) >= count:
+        if sum("] deal " in s for s in seen) >= stored:
             break
+    deadline = time.monotonic() + 90
+    while not held.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the tournament ended while its bots were to hold:\n" + "".join(seen)
+    assert held.exists() and stored_count(db) >= stored, "no bot held within 90 s"
     return seen
 
 
@@ -219,12 +245,16 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     """Ctrl-C: exit 130, games kept; kill -9: the rerun plays only what is missing; the tables are local's."""
     local, _ = cluster
     folder = setup_folder(tmp_path / "dask")
-    write_config(folder, THREE_BOTS, deals=4)
-    (folder / "bots" / "low.py").write_text(SLOW_SOURCE, encoding="utf-8")  # the run outlasts a busy test process
+    config = write_config(folder, THREE_BOTS, deals=4)
+    # a held decision must never be struck (a struck game would change the tables): a long limit
+    config.write_text(config.read_text(encoding="utf-8").replace("decision_ms: 5000", "decision_ms: 100000"))
+    control, held = tmp_path / "hold", tmp_path / "held"
+    (folder / "bots" / "low.py").write_text(held_while(control, held), encoding="utf-8")
     db = folder / "out" / "results.sqlite"
+    control.touch()
 
     proc = start_cli(folder, "--executor", local.scheduler_address)
-    seen = wait_for_games(proc, 2)
+    seen = wait_until_held(proc, held, db, 2)
     proc.send_signal(signal.SIGINT)
     assert proc.stderr is not None
     err = "".join(seen) + proc.stderr.read()
@@ -233,10 +263,12 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     kept = stored_count(db)
     assert f"interrupted: {kept} finished games are kept" in " ".join(err.split())
 
+    held.unlink()
     proc = start_cli(folder, "--executor", local.scheduler_address)
-    wait_for_games(proc, 2)
+    wait_until_held(proc, held, db, 2)
     proc.kill()  # the coordinator dies; the workers' bots are reaped when idle (ROOM_IDLE_S)
     proc.wait(timeout=30)
+    control.unlink()  # the dead coordinator's games on the workers play on and free their threads
     before = stored_count(db)
     assert kept + 2 <= before < 24
 
@@ -317,6 +349,9 @@ def test_all_workers_gone_exits_3_and_keeps_finished_games(tmp_path: Path) -> No
                 watcher.wait_for_workers(1, timeout=60)  # joined before the run, whose own wait is 2 s here
             folder = setup_folder(tmp_path / "gone")
             path = write_config(folder, THREE_BOTS, deals=20)
+            control = tmp_path / "hold"
+            control.touch()  # the low bot holds after a game: the run cannot end before the worker is killed
+            (folder / "bots" / "low.py").write_text(held_while(control, tmp_path / "held"), encoding="utf-8")
             path.write_text(path.read_text().replace("concurrency: 2", "concurrency: 2\nconnect_timeout_s: 2"))
             proc = subprocess.Popen(
                 [
