@@ -7,11 +7,22 @@ order below, the slowest first, so that no worker is left with a long file at th
 end while the others wait. Run in one process with ``-n 0`` (``--pdb`` does that by
 itself); ``-p no:xdist`` works too, the xdist options in ``addopts`` are then
 accepted and ignored.
+
+A suite started in the background by a non-interactive shell (``cmd &``, as a
+CI step or ``scripts/stress-tests`` may be) inherits SIGINT *ignored*, and so
+would every CLI a test starts: the tests that press Ctrl-C would see nothing
+happen. Python's default handler is put back here, in the controller and in each
+worker, so the processes the tests start get SIGINT at its default.
 """
 
 from __future__ import annotations
 
+import signal
+
 import pytest
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: The files that take longest (measured with --durations=0, most first); the others follow in their usual order.
 SLOWEST_FIRST = (
