@@ -240,7 +240,9 @@ def test_the_record_keeps_each_decision_time_per_seat_in_meta() -> None:
     own_actions = [sum(1 for r in record["rounds"] for a in r["actions"] if a["seat"] == s) for s in (0, 1)]
     assert [len(t) for t in times] == own_actions  # one time per action (nobody forfeited)
     assert times[0][0] >= 20.0 > max(times[0][1:])
-    assert round(max(times[0]), 1) == timings[0]["max_ms"]
+    # both round the same raw maximum (to 0.01 and to 0.1 ms): rounding 22.9512 gives 22.95 and 23.0, and 22.95
+    # rounds on to 22.9, so equality after rounding again is not a property (a loaded run met that case)
+    assert abs(max(times[0]) - timings[0]["max_ms"]) <= 0.05 + 1e-9
 
 
 def test_a_slice_of_a_match_plays_its_games_exactly_as_the_whole_match() -> None:
