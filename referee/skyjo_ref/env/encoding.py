@@ -556,20 +556,13 @@ class TableEncoder:
         out[_DRAW_SIZE] = len(game.draw_pile)
         out[_DISCARD_SIZE] = len(discard)
         out[_ROUND] = len(game.rounds) - 1
-        finisher = game.finisher
-        starter = game.starter
-        out[_FINISHING] = 0.0 if finisher is None else 1.0
-        at = self._seat_start
-        for seat, total in enumerate(game.totals):
-            out[at] = total
-            out[at + 1] = 1.0 if finisher == seat else 0.0
-            out[at + 2] = 1.0 if starter == seat else 0.0
-            at += SEAT_SIZE
+        self._write_seats(game, out)
         self._mv[:] = array("f", out)
 
-    def _write_seats(self, game: Game) -> None:
-        """Totals, finisher and starter flags (they change a few times a round)."""
-        mv = self._mv
+    def _write_seats(self, game: Game, mv: list[float] | memoryview[float] | None = None) -> None:
+        """Totals, finisher and starter flags (they change a few times a round), into ``mv`` or the buffer."""
+        if mv is None:
+            mv = self._mv
         finisher = game.finisher
         starter = game.starter
         mv[_FINISHING] = 0.0 if finisher is None else 1.0
