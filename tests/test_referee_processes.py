@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -224,3 +226,24 @@ def test_stop_ends_the_pause_before_a_restart_at_once() -> None:
 
     bot = asyncio.run(asyncio.wait_for(scenario(), 60))  # a failure detector: the pause is an hour
     assert bot.restarts == 0 and not bot.running and len(bot.faults) == 1
+
+
+def test_a_crash_that_stop_overtakes_is_still_a_fault() -> None:
+    """A process that dies on its own just before stop(), while the event loop has not yet heard of its exit
+    (its ``returncode`` is still None), crashed: stop() did not end it. Seen at the end of a tournament whose
+    last game's bot crashed as the run ended: the fault was neither stored nor printed."""
+    quitter = command_spec([sys.executable, "-c", "import sys; sys.exit(3)"], name="quitter")
+
+    async def scenario() -> ManagedBot:
+        bot = ManagedBot(quitter, "127.0.0.1:1", "t", max_restarts=3)
+        await bot.start()
+        assert bot.pid is not None
+        with contextlib.suppress(ChildProcessError):  # already reaped by asyncio's child watcher thread
+            os.waitid(os.P_PID, bot.pid, os.WEXITED | os.WNOWAIT)  # blocks until it has exited; reaps nothing
+        # no await since start(): the loop has not run, so the exit is not yet known to it
+        assert bot._proc is not None and bot._proc.returncode is None
+        await bot.stop(timeout_s=60)
+        return bot
+
+    bot = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert [f.returncode for f in bot.faults] == [3] and bot.restarts == 0 and not bot.running

@@ -6,6 +6,7 @@ CLI as a user would start it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -21,6 +22,9 @@ from typing import Any
 
 from sdk_harness import WITH_CTRL_C
 from skyjo_ref import records
+from skyjo_ref.tournament import runner
+from skyjo_ref.tournament.config import load_config
+from skyjo_ref.tournament.store import Store, StoredGame
 
 BOT_SOURCE = textwrap.dedent(
     '''\
@@ -342,6 +346,71 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
     assert [(bot, kind) for bot, kind, _ in faults] == [("low", "crash")]
     assert "exited with code 3" in faults[0][2]
     assert tables_json(folder / "tables.json")["games"] == 4
+
+
+#: Appended to BOT_SOURCE's class with its ``decide`` renamed ``_play``: writes its parent's PID (the process the
+#: referee side started) to PARENT_FILE, and once END_AFTER of its games are over waits while END_HOLD exists, then
+#: exits with code 3.
+CRASH_AT_THE_END = """
+    finished = 0
+
+    def on_game_over(self, result):
+        import os
+        import time
+
+        self.finished += 1
+        if self.finished == int(os.environ["END_AFTER"]):
+            while os.path.exists(os.environ["END_HOLD"]):  # the test removes it once the run's last game is in
+                time.sleep(0.01)
+            os._exit(3)
+
+    def decide(self, view):
+        import os
+
+        if self.decisions == 0:
+            with open(os.environ["PARENT_FILE"], "w") as out:
+                out.write(str(os.getppid()))
+        return self._play(view)
+"""
+
+
+def test_a_bot_that_crashes_as_the_run_ends_has_its_fault_stored(tmp_path: Path) -> None:
+    """The bot's process dies once the last game is committed, before the run stops its processes: the crash is
+    stored and told like any other, not taken for the exit that stopping it causes."""
+    folder = setup_folder(tmp_path)
+    (folder / "bots" / "ender.py").write_text(
+        BOT_SOURCE.replace("    def decide(", "    def _play(", 1) + CRASH_AT_THE_END, encoding="utf-8"
+    )
+    hold, parent_file = folder / "hold", folder / "parent.txt"
+    hold.touch()
+    env = {"END_AFTER": 2, "END_HOLD": str(hold), "PARENT_FILE": str(parent_file)}
+    bots = f"  - {{name: greedy, builtin: greedy}}\n  - {{name: ender, python: bots/ender.py, env: {json.dumps(env)}}}"
+    path = write_config(folder, bots, deals=1)  # two games, one at a time: both with ender's one process
+    path.write_text(path.read_text().replace("concurrency: 2", "concurrency: 1"))
+
+    class LetItCrashAtTheEnd(runner.QuietObserver):
+        def __init__(self) -> None:
+            self.notes: list[str] = []
+
+        def game_finished(self, game: StoredGame, done: int, total: int) -> None:
+            if done == total:  # the last game is committed: let the bot go, and wait, loop blocked, until it is gone
+                hold.unlink()
+                with contextlib.suppress(ChildProcessError):  # reaped already by asyncio's child watcher thread
+                    os.waitid(os.P_PID, int(parent_file.read_text()), os.WEXITED | os.WNOWAIT)
+
+        def note(self, message: str) -> None:
+            self.notes.append(message)
+
+    config = load_config(path)
+    observer = LetItCrashAtTheEnd()
+    with Store(config.output) as store:
+        store.bind(runner.fingerprint(config))
+        summary = asyncio.run(asyncio.wait_for(runner.run(config, store, observer), 100))
+        faults = store.faults()
+    assert summary.played == 2 and not hold.exists()
+    assert [(f.bot, f.kind) for f in faults] == [("ender", "crash")], faults
+    assert "exited with code 3" in faults[0].detail
+    assert any("bot ender:" in note and "exited with code 3" in note for note in observer.notes), observer.notes
 
 
 def test_a_bot_that_keeps_crashing_after_it_played_does_not_stop_the_tournament(tmp_path: Path) -> None:

@@ -235,6 +235,18 @@ def telling_line(output: str) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
+def _has_ended(pid: int) -> bool:
+    """Whether our child ``pid`` has already exited, before the event loop has heard of it: asyncio sets a
+    process's ``returncode`` one loop turn after its child watcher reaps it. Peeks without reaping
+    (``WNOWAIT``): the loop's own watcher still collects the exit status."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - Windows
+        return False
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # already reaped by the child watcher
+        return True
+
+
 class ManagedBot:
     """A bot process the referee side runs: started with ``SKYJO_ADDR``/``SKYJO_TOKEN``, restarted
     when it crashes (up to ``max_restarts`` times, with a growing pause), stopped with SIGTERM and
@@ -276,6 +288,7 @@ class ManagedBot:
         self._proc: asyncio.subprocess.Process | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._stopping = False
+        self._stopped_it = False  # stop() signalled the current process while it ran: its exit is no fault
         self._stop_requested = asyncio.Event()  # set by stop(): ends a restart's backoff at once
         self._started_at = 0.0
         self._plan: SandboxPlan | None = None
@@ -313,6 +326,7 @@ class ManagedBot:
             raise OSError(f"bot {self.spec.name!r} has no network: it needs a unix: address, not {self.address}")
         plan = plan_for(self.spec.sandbox, self.spec.name) if sys.platform.startswith("linux") else None
         self._plan, self._limit_hit = plan, None
+        self._stopped_it = False
         self.exited.clear()
         self._started_at = time.monotonic()
         try:
@@ -385,9 +399,10 @@ class ManagedBot:
                     await pump
             except TimeoutError:  # a child that left the process group (and had no cgroup) still holds it
                 log.warning("bot %s: a process it started still holds its output open", self.spec.name)
-            if self._stopping:
+            if self._stopped_it:
                 self.exited.set()
                 return
+            # it ended on its own, even if stop() came before this task saw it (a crash in a run's last moments)
             tail = self.output(40)
             limit = self._limit_hit or classify_exit(self.spec.sandbox, code, tail, hits)
             fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, tail, limit)
@@ -396,6 +411,8 @@ class ManagedBot:
             log.warning("bot %s %s", self.spec.name, fault.describe())
             async with self._fault_noted:
                 self._fault_noted.notify_all()
+            if self._stopping:
+                return
             if self.restarts >= self.max_restarts:
                 log.warning("bot %s: not restarted again after %d restarts", self.spec.name, self.restarts)
                 return
@@ -411,6 +428,9 @@ class ManagedBot:
             except OSError as exc:
                 log.warning("bot %s: cannot restart: %s", self.spec.name, exc)
                 return
+            if self._stopping and self._proc is not None:  # stop() came while this one started: it saw the old one
+                self._stopped_it = True
+                self._signal(self._proc, signal.SIGTERM)
 
     async def wait_fault(self, seen: int) -> None:
         """Until more than ``seen`` faults are recorded (``exited`` is set by then)."""
@@ -427,7 +447,8 @@ class ManagedBot:
         self._stopping = True
         self._stop_requested.set()
         proc = self._proc
-        if proc is not None and proc.returncode is None:
+        if proc is not None and proc.returncode is None and not _has_ended(proc.pid):
+            self._stopped_it = True
             self._signal(proc, signal.SIGTERM)
             try:
                 async with asyncio.timeout(timeout_s):

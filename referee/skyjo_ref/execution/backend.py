@@ -384,7 +384,8 @@ class RefereeBackend:
             raise RunUnfinished(f"bot {worker.bot!r}: cannot start it again: {exc.strerror or exc}") from None
 
     async def aclose(self) -> None:
-        """Stop every bot process (SIGTERM, then SIGKILL)."""
+        """Stop every bot process (SIGTERM, then SIGKILL), and store the faults the watchers had no time to:
+        a process that crashed in the run's last moments, whose exit the run's end overtook."""
         self.closing = True
         workers = [w for pool in self.pools.values() for w in pool]
         await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in workers), return_exceptions=True)
@@ -392,6 +393,12 @@ class RefereeBackend:
             if worker.watcher is not None:
                 worker.watcher.cancel()
         await asyncio.gather(*(w.watcher for w in workers if w.watcher is not None), return_exceptions=True)
+        for worker in workers:
+            for fault in worker.process.faults[worker.recorded :]:
+                worker.recorded += 1
+                detail = f"process {worker.number} {fault.describe()}"
+                self.store.add_fault(worker.bot, "crash" if fault.limit is None else "limit", detail, worker.game_key)
+                self.observer.note(f"bot {worker.bot}: {detail}, as the run ended")
 
 
 def _sandbox_hint(worker: _Worker) -> str:
