@@ -283,3 +283,27 @@ def test_stop_is_asked_once_every_finished_game_is_counted(tmp_path: Path) -> No
             assert 3 <= len(referee.started) <= 4 and len(counted) == len(referee.started) == store.count()
 
     asyncio.run(main())
+
+
+def test_two_players_waiting_to_ask_stop_for_the_last_game_do_not_both_take_it(tmp_path: Path) -> None:
+    """Both players wait (to ask ``stop``) for the writer to count their games, with one game left: the first to
+    wake takes it, the other finds nothing left and ends. Seen in the suite: the gate died with
+    ``IndexError: pop from empty list``, its last game taken while the other player waited."""
+    todo = _games(3)
+
+    async def main() -> None:
+        with Store(tmp_path / "out") as store:
+            writer = _HeldStore(store)
+            referee = _Referee(held=todo[:2])
+            counted: list[str] = []
+            task = _run(todo, referee, writer, 2, counted, stop=lambda: False)
+            await _until(lambda: len(referee.started) == 2)
+            referee.held[todo[0]].set()
+            assert await asyncio.to_thread(writer.entered.wait, WAIT_S)  # game 0's commit runs (held)
+            referee.held[todo[1]].set()
+            await referee.finished[todo[1]].wait()  # both players now wait for every game to be counted
+            writer.release.set()
+            assert await asyncio.wait_for(task, WAIT_S) == 3
+            assert referee.started == todo and sorted(counted) == sorted(g.key for g in todo)
+
+    asyncio.run(main())

@@ -120,7 +120,9 @@ async def play_games(
 
     async def player() -> None:
         nonlocal handed_over
-        while pending and not await stopped():
+        while pending:
+            if await stopped() or not pending:  # another player may have taken the last game meanwhile
+                return
             # the first game in schedule order (within a window) whose bots have an idle process, else the first
             window = itertools.islice(enumerate(pending), PICK_WINDOW)
             index = next((i for i, g in window if referee.ready(g)), 0)
