@@ -247,3 +247,32 @@ def test_a_crash_that_stop_overtakes_is_still_a_fault() -> None:
 
     bot = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert [f.returncode for f in bot.faults] == [3] and bot.restarts == 0 and not bot.running
+
+
+def test_an_exit_code_that_the_stop_did_not_cause_is_a_fault(tmp_path: Path) -> None:
+    """A process still running when stop() signals it, that then ends with a code of its own (here its SIGTERM
+    handler exits 2; in a run, the sandbox's supervisor of a bot that had just crashed), did not just stop:
+    a fault. Seen under load: a bot that crashed in a match's one game was not reported."""
+    odd = command_spec(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys; signal.signal(signal.SIGTERM, lambda *_: sys.exit(2)); "
+            "print('up', flush=True); signal.pause()",
+        ],
+        name="odd",
+    )
+
+    async def scenario() -> ManagedBot:
+        bot = ManagedBot(odd, "127.0.0.1:1", "t")
+        await bot.start()
+        for _ in range(3000):  # until its handler is in place (60 s: a failure detector, for a loaded machine)
+            if "up" in bot.output():
+                break
+            await asyncio.sleep(0.02)
+        assert bot.running
+        await bot.stop(timeout_s=60)
+        return bot
+
+    bot = asyncio.run(asyncio.wait_for(scenario(), 90))
+    assert [f.returncode for f in bot.faults] == [2] and bot.restarts == 0 and not bot.running

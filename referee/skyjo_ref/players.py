@@ -235,6 +235,10 @@ def telling_line(output: str) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
+#: The exit codes a stop's SIGTERM (or SIGKILL) gives: SDK bots exit 0, others die of the signal (a shell says 128+N).
+_STOP_CODES: Final = frozenset({0, -signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM, 128 + signal.SIGKILL})
+
+
 def _has_ended(pid: int) -> bool:
     """Whether our child ``pid`` has already exited, before the event loop has heard of it: asyncio sets a
     process's ``returncode`` one loop turn after its child watcher reaps it. Peeks without reaping
@@ -399,10 +403,11 @@ class ManagedBot:
                     await pump
             except TimeoutError:  # a child that left the process group (and had no cgroup) still holds it
                 log.warning("bot %s: a process it started still holds its output open", self.spec.name)
-            if self._stopped_it:
+            if self._stopped_it and code in _STOP_CODES:
                 self.exited.set()
                 return
-            # it ended on its own, even if stop() came before this task saw it (a crash in a run's last moments)
+            # it ended on its own, even if stop() came first: it had died before the stop's signal, or ended with
+            # a code of its own (its supervisor, still running when signalled, reports the bot's own exit)
             tail = self.output(40)
             limit = self._limit_hit or classify_exit(self.spec.sandbox, code, tail, hits)
             fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, tail, limit)
