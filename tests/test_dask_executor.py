@@ -27,7 +27,16 @@ from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, load_config
 from skyjo_ref.tournament.store import Store, StoredGame
-from test_tournament_run import BOT_SOURCE, THREE_BOTS, cli, setup_folder, stored_count, tables_json, write_config
+from test_tournament_run import (
+    BOT_SOURCE,
+    THREE_BOTS,
+    cli,
+    holding,
+    setup_folder,
+    stored_count,
+    tables_json,
+    write_config,
+)
 
 DASK = Path(sys.executable).with_name("dask")
 MINIMAL = str(Path(__file__).resolve().parent.parent / "examples" / "python" / "minimal_bot.py")
@@ -207,8 +216,7 @@ def held_while(control: Path, held: Path) -> str:
                 await asyncio.sleep(0.02)
         return self._play(view)
 """
-    assert BOT_SOURCE.count("    def decide(") == 1
-    return BOT_SOURCE.replace("    def decide(", "    def _play(", 1) + hold
+    return holding(BOT_SOURCE, hold)
 
 
 def start_cli(folder: Path, *args: str) -> subprocess.Popen[str]:

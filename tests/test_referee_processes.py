@@ -109,6 +109,15 @@ def test_a_crashed_bot_process_is_restarted_and_finishes_its_game(tmp_path: Path
     assert record["meta"]["strikes"] == [] and "forfeits" not in record["result"]
 
 
+async def said(bot: ManagedBot, text: str) -> None:
+    """Until the process has printed ``text`` (polled; 60 s is a failure detector, for a loaded machine)."""
+    for _ in range(3000):
+        if text in bot.output():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{bot.spec.name} never printed {text!r}; its output: {bot.output()}")
+
+
 def test_stop_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
     stubborn = command_spec(
         [
@@ -123,10 +132,7 @@ def test_stop_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
     async def scenario() -> ManagedBot:
         bot = ManagedBot(stubborn, "127.0.0.1:1", "t", log_path=tmp_path / "stubborn.log")
         await bot.start()
-        for _ in range(3000):  # until it has ignored SIGTERM (60 s: a failure detector, for a loaded machine)
-            if "up" in bot.output():
-                break
-            await asyncio.sleep(0.02)
+        await said(bot, "up")  # it has ignored SIGTERM
         await bot.stop(timeout_s=0.5)
         return bot
 
@@ -266,10 +272,7 @@ def test_an_exit_code_that_the_stop_did_not_cause_is_a_fault(tmp_path: Path) -> 
     async def scenario() -> ManagedBot:
         bot = ManagedBot(odd, "127.0.0.1:1", "t")
         await bot.start()
-        for _ in range(3000):  # until its handler is in place (60 s: a failure detector, for a loaded machine)
-            if "up" in bot.output():
-                break
-            await asyncio.sleep(0.02)
+        await said(bot, "up")  # its handler is in place
         assert bot.running
         await bot.stop(timeout_s=60)
         return bot

@@ -96,10 +96,11 @@ HOLD_WHEN_TOLD = """
 """
 
 
-def holding(source: str) -> str:
-    """``source`` (one bot class, its ``decide`` last) with :data:`HOLD_WHEN_TOLD` added to the class."""
+def holding(source: str, hooks: str = HOLD_WHEN_TOLD) -> str:
+    """``source`` (one bot class, its ``decide`` last) with its ``decide`` renamed ``_play`` and ``hooks`` (by
+    default :data:`HOLD_WHEN_TOLD`: a ``decide`` that calls ``_play``, and more) added to the class."""
     assert source.count("    def decide(") == 1 and source.rstrip().endswith(")")
-    return source.replace("    def decide(", "    def _play(", 1) + HOLD_WHEN_TOLD
+    return source.replace("    def decide(", "    def _play(", 1) + hooks
 
 
 def setup_folder(tmp_path: Path) -> Path:
@@ -348,7 +349,7 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
     assert tables_json(folder / "tables.json")["games"] == 4
 
 
-#: Appended to BOT_SOURCE's class with its ``decide`` renamed ``_play``: writes its parent's PID (the process the
+#: Hooks for BOT_SOURCE (see :func:`holding`): writes its parent's PID (the process the
 #: referee side started) to PARENT_FILE, and once END_AFTER of its games are over waits while END_HOLD exists, then
 #: exits with code 3.
 CRASH_AT_THE_END = """
@@ -378,9 +379,7 @@ def test_a_bot_that_crashes_as_the_run_ends_has_its_fault_stored(tmp_path: Path)
     """The bot's process dies once the last game is committed, before the run stops its processes: the crash is
     stored and told like any other, not taken for the exit that stopping it causes."""
     folder = setup_folder(tmp_path)
-    (folder / "bots" / "ender.py").write_text(
-        BOT_SOURCE.replace("    def decide(", "    def _play(", 1) + CRASH_AT_THE_END, encoding="utf-8"
-    )
+    (folder / "bots" / "ender.py").write_text(holding(BOT_SOURCE, CRASH_AT_THE_END), encoding="utf-8")
     hold, parent_file = folder / "hold", folder / "parent.txt"
     hold.touch()
     env = {"END_AFTER": 2, "END_HOLD": str(hold), "PARENT_FILE": str(parent_file)}

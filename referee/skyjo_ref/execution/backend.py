@@ -46,7 +46,7 @@ from skyjo_ref.execution.types import (
     RunUnfinished,
 )
 from skyjo_ref.match import MatchSpec, SeatSpec
-from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
 
 #: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
@@ -318,16 +318,10 @@ class RefereeBackend:
                 return
             for fault in process.faults[worker.recorded :]:
                 worker.recorded += 1
-                detail = f"process {worker.number} {fault.describe()}"
-                if worker.game_key is not None:
-                    detail += f" (during game {worker.game_key})"
                 if worker.gave_up and worker.recorded == len(process.faults):
-                    self.store.add_fault(worker.bot, "gave_up", detail, worker.game_key)
-                    self.observer.note(f"bot {worker.bot}: {detail}; not restarted again")
+                    self._store_fault(worker, fault, "gave_up", "", "; not restarted again")
                 else:
-                    kind = "crash" if fault.limit is None else "limit"
-                    self.store.add_fault(worker.bot, kind, detail + "; restarted", worker.game_key)
-                    self.observer.note(f"bot {worker.bot}: {detail}; restarting it")
+                    self._store_fault(worker, fault, None, "; restarted", "; restarting it")
             if worker.gave_up:
                 if worker.bot not in self.connected_once:
                     if all(fault.limit is not None for fault in process.faults):
@@ -396,9 +390,18 @@ class RefereeBackend:
         for worker in workers:
             for fault in worker.process.faults[worker.recorded :]:
                 worker.recorded += 1
-                detail = f"process {worker.number} {fault.describe()}"
-                self.store.add_fault(worker.bot, "crash" if fault.limit is None else "limit", detail, worker.game_key)
-                self.observer.note(f"bot {worker.bot}: {detail}, as the run ended")
+                self._store_fault(worker, fault, None, "", ", as the run ended")
+
+    def _store_fault(
+        self, worker: _Worker, fault: ProcessFault, kind: str | None, stored_end: str, told_end: str
+    ) -> None:
+        """Store one process fault (``kind``: by default ``crash``, or ``limit`` for a sandbox limit) and say it."""
+        detail = f"process {worker.number} {fault.describe()}"
+        if worker.game_key is not None:
+            detail += f" (during game {worker.game_key})"
+        kind = kind or ("crash" if fault.limit is None else "limit")
+        self.store.add_fault(worker.bot, kind, detail + stored_end, worker.game_key)
+        self.observer.note(f"bot {worker.bot}: {detail}{told_end}")
 
 
 def _sandbox_hint(worker: _Worker) -> str:
