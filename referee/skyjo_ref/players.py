@@ -84,6 +84,8 @@ class BotSpec:
     token: str | None = None
     sandbox: Sandbox = field(default_factory=Sandbox)
     in_process: bool = False  # a trusted python bot played inside the referee's process (no process, no isolation)
+    root: Path | None = None  # the folder that is the bot (mounted whole, digested whole); see skyjo_ref.botfiles
+    version: str | None = None  # the version the config gives (e.g. a commit id); else a digest of its files
 
     @property
     def managed(self) -> bool:

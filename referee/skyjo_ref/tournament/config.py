@@ -59,7 +59,7 @@ TOP_KEYS: Final = (
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
-BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env", "limits", "network", "in_process")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "root", "env", "limits", "network", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
 LIMIT_MAXIMUM: Final = {
     "memory_mb": 1_048_576,
@@ -563,7 +563,7 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     value = bot[kind]
     vpath = (*path, kind)
     if kind in ("builtin", "remote"):
-        for extra in ("cwd", "env", "limits", "network"):
+        for extra in ("cwd", "root", "env", "limits", "network"):
             if extra in bot:
                 raise check.fail((*path, extra), f"{extra} applies to python and command bots only, not {kind}")
 
@@ -575,6 +575,14 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
             cwd = base / cwd
         if not cwd.is_dir():
             raise check.fail((*path, "cwd"), f"folder {cwd} does not exist: expected the bot's working folder")
+    root: Path | None = None
+    if "root" in bot:
+        root_raw = check.string(bot["root"], (*path, "root"), "a folder path")
+        root = Path(root_raw).expanduser()
+        if not root.is_absolute():
+            root = base / root
+        if not root.is_dir():
+            raise check.fail((*path, "root"), f"folder {root} does not exist: expected the folder that holds the bot")
     env: dict[str, str] = {}
     if "env" in bot:
         env_raw = bot["env"]
@@ -593,7 +601,7 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
             raise check.fail((*path, "in_process"), f"expected true or false, got {_kind(in_process)}")
         if in_process and kind != "python":
             raise check.fail((*path, "in_process"), f"in_process applies to python bots only, not {kind}")
-        for extra in ("cwd", "env", "limits", "network"):
+        for extra in ("cwd", "root", "env", "limits", "network"):
             if in_process and extra in bot:
                 raise check.fail(
                     (*path, extra),
@@ -611,11 +619,20 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     if kind == "python":
         spec = check.string(value, vpath, "a Python file (path/bot.py[:Class]) or module:Class")
         python = _python_spec(check, spec, vpath, cwd or base)
-        return BotSpec("python", name, spec, python=python, cwd=cwd, env=env, sandbox=sandbox, in_process=in_process)
+        return BotSpec(
+            "python", name, spec, python=python, cwd=cwd, env=env, sandbox=sandbox, in_process=in_process, root=root
+        )
     if kind == "command":
         argv = _command(check, value, vpath, cwd or base, env)
         return BotSpec(
-            "command", name, "cmd:" + shlex.join(argv), command=argv, cwd=cwd or base, env=env, sandbox=sandbox
+            "command",
+            name,
+            "cmd:" + shlex.join(argv),
+            command=argv,
+            cwd=cwd or base,
+            env=env,
+            sandbox=sandbox,
+            root=root,
         )
     remote = check.mapping(value, vpath, REMOTE_KEYS, "the token the bot connects with")
     if "token" not in remote:
