@@ -57,7 +57,7 @@ from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
-from skyjo_ref.tournament.store import Store, StoreError
+from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -284,9 +284,15 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
         target = set_aside(folder)
         stderr.print(f"--new: the old results are kept in {target}", highlight=False)
     try:
-        store = Store(folder)
+        store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))
+    except StoreBusy as exc:
+        raise errors.Busy(str(exc)) from None
+    except StoreError as exc:
+        raise errors.UserError(str(exc)) from None
+    try:
         store.bind(spec.fingerprint(), what="this gate")
     except StoreError as exc:
+        store.close()
         raise errors.UserError(str(exc)) from None
     store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
     store.set_info("bots", list(spec.names))

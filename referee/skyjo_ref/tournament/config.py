@@ -10,6 +10,7 @@ any working directory.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib.util
 import os
@@ -59,7 +60,7 @@ TOP_KEYS: Final = (
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
-BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "root", "env", "limits", "network", "in_process")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "version", "cwd", "root", "env", "limits", "network", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
 LIMIT_MAXIMUM: Final = {
     "memory_mb": 1_048_576,
@@ -266,6 +267,8 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     seen: dict[str, int] = {}
     for index, raw in enumerate(bots_raw):
         entry = _bot(check, raw, ("bots", index), base, default_sandbox)
+        if isinstance(raw, dict) and "version" in raw:
+            entry = dataclasses.replace(entry, version=_version(check, raw["version"], ("bots", index, "version")))
         if entry.name in seen:
             raise check.fail(
                 ("bots", index, "name"),
@@ -330,6 +333,15 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         sandbox=default_sandbox,
         executor=executor,
     )
+
+
+def _version(check: _Checker, raw: Any, path: Path_) -> str:
+    """A bot's ``version:`` (a commit id, a tag): what its games are stored under instead of its files' digest."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int) or not re.fullmatch(r"[!-~]{1,100}", str(raw)):
+        raise check.fail(
+            path, f"expected a version: 1-100 printable characters without spaces (e.g. a commit id), got {raw!r}"
+        )
+    return str(raw)
 
 
 def _rules(check: _Checker, raw: Any) -> Rules:

@@ -25,8 +25,9 @@ from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.schedule import deal_match_seed
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoredGame
-from skyjo_ref.tournament.tables import Tables, compute
+from skyjo_ref.tournament.store import Store, StoredGame, version_tag
+from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.versions import bot_version, short, versioned_tables
 
 #: The run stopped before its end (a bot or the referee failed); finished games are kept.
 TournamentUnfinished = RunUnfinished
@@ -46,8 +47,10 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
 def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None = None) -> Tables:
     """The tables over every stored game, rated as the config says."""
     rating = config.rating
-    return compute(
+    return versioned_tables(
         store.games(),
+        current=store.current_versions(),
+        history=store.version_history(),
         bots=config.bot_names,
         anchor=rating.anchor,
         anchor_elo=rating.elo,
@@ -109,15 +112,23 @@ async def run(
     if shard is not None:
         games = shard.select(games)
         store.set_info("shard", {"index": shard.index, "count": shard.count})
-    done = store.finished_keys()
-    todo = [g for g in games if g.key not in done]
-    scheduled = {g.key for g in games}
+    versions = {spec.name: bot_version(spec) for spec in config.bots}
+    changed = store.use_versions(versions)  # games are stored (and looked up) under these versions from now on
+    done = store.finished_slots()
+    scheduled = {(g.key, version_tag(g.table, versions)) for g in games}
+    todo = [g for g in games if (g.key, version_tag(g.table, versions)) not in done]
     extra = len(done - scheduled)
     summary = RunSummary(total=len(games), already=len(games) - len(todo), played=0, seconds=0.0, extra_games=extra)
+    for bot, new, old in changed:
+        summary.notes.append(
+            f"bot {bot} is a new version ({short(new)}, was {short(old)}): its games are played again; "
+            "the old version's games stay in the store as its history"
+        )
     if extra:
         summary.notes.append(
-            f"the store also holds {extra} games outside this config's schedule (bots or deals no longer "
-            "listed); the tables include them"
+            f"the store also holds {extra} games outside this config's schedule (older versions, bots or deals "
+            "no longer listed): they are rated as history, and only the current versions of the listed bots are "
+            "in the table"
         )
     observer.started(len(games), summary.already, len(todo))
     if not todo:

@@ -34,6 +34,7 @@ class BotRow:
     forfeits: int = 0
     pair_score: float = 0.0  # pairwise points (win 1, draw 0.5)
     pair_games: int = 0
+    version: str | None = None  # the bot's current version, in a store that knows versions
 
     @property
     def win_rate(self) -> float | None:
@@ -63,6 +64,7 @@ class BotRow:
             "forfeits": self.forfeits,
             "pair_score": round(self.pair_score, 6),
             "pair_games": self.pair_games,
+            **({"version": self.version} if self.version is not None else {}),
         }
 
 
@@ -102,6 +104,7 @@ class Tables:
     bootstrap: int
     interval_seed: int | str
     notes: list[str] = field(default_factory=list)
+    versions: list[dict[str, Any]] = field(default_factory=list)  # every bot version's rating (versions.py)
 
     def to_json(self) -> dict[str, Any]:
         names = [r.name for r in self.rows]
@@ -126,6 +129,7 @@ class Tables:
                 for a in names
             },
             "notes": list(self.notes),
+            **({"versions": list(self.versions)} if self.versions else {}),
         }
 
 
