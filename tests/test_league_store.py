@@ -248,3 +248,39 @@ def test_merge_of_two_stores_that_grew_apart_keeps_every_game_once(tmp_path: Pat
         assert current["mini"] == a.current_versions()["mini"]  # each store's newer version is current
         assert current["mini2"] == b.current_versions()["mini2"]
     assert all(row["games"] == 6 for row in data["bots"] if row["name"].startswith("mini"))
+
+
+def test_a_secret_seed_deals_what_the_public_seed_cannot_and_records_say_which(tmp_path: Path) -> None:
+    config = league(tmp_path)
+    text = config.read_text()
+    config.write_text(text.replace("seed: 3\n", "seed: 3\nseed_secret_env: LG_SECRET\n"))
+    short = cli("tournament", str(config), cwd=tmp_path)
+    assert short.returncode == 2 and "seed_secret_env: environment variable LG_SECRET is not set" in short.stderr
+    secret = "0123456789abcdef-secret"
+    played = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "tournament", str(config)],
+        cwd=tmp_path,
+        env={**os.environ, "LG_SECRET": secret},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert played.returncode == 0, played.stderr
+    records = {
+        p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted((tmp_path / "out" / "games").glob("*.json"))
+    }
+    assert len(records) == 12
+    for record in records.values():
+        assert record["meta"]["deals"]["source"] == "env:LG_SECRET"
+        assert secret not in json.dumps(record)  # the secret itself is nowhere
+    with Store(tmp_path / "out", create=False) as store:
+        seeds = {
+            g.ref: store.db.execute("SELECT deal_seed FROM games WHERE key = ?", (g.ref,)).fetchone()[0]
+            for g in store.games()
+        }
+    assert all(seed.startswith("secret-") and "3/deal" not in seed for seed in seeds.values())
+    # both seatings of a table share their deal; two tables of one deal number do not
+    by_table: dict[str, set[str]] = {}
+    for key, seed in seeds.items():
+        by_table.setdefault(key.split("/")[0], set()).add(seed)
+    assert all(len(s) == 1 for s in by_table.values()) and len(set().union(*by_table.values())) == 6

@@ -56,6 +56,7 @@ from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
+from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
 
@@ -145,6 +146,14 @@ def gate(
     ] = DEFAULT_MAX_GAMES,
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, max=256, help="Games at once.")] = 2,
     seed: Annotated[str, typer.Option(help="Seed of the deals (and of built-in bots).")] = "0",
+    seed_secret_env: Annotated[
+        str | None,
+        typer.Option(
+            "--seed-secret-env",
+            metavar="NAME",
+            help="Mix the secret in environment variable NAME into --seed: deals nobody can know in advance.",
+        ),
+    ] = None,
     rules: RulesOption = DEFAULT_RULES,
     option: RuleOptionsOption = None,
     decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
@@ -194,6 +203,11 @@ def gate(
     tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     if not seed.strip():
         raise errors.UserError("--seed: expected a non-empty seed")
+    if seed_secret_env is not None:
+        try:
+            seed = secret_seed(read_secret(env=seed_secret_env), seed)
+        except SecretError as exc:
+            raise errors.UserError(f"--seed-secret-env: {exc}") from None
     shard = parse_shard(shard_text)
     check_json_target(json_file)
     summaries.check_markdown_target(markdown_file, json_file)

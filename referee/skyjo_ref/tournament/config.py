@@ -33,6 +33,7 @@ from skyjo_ref.execution.types import RoomConfig
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
+from skyjo_ref.tournament.secret import SecretError, read_secret
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -47,6 +48,8 @@ TOP_KEYS: Final = (
     "challengers",
     "meetings",
     "seed",
+    "seed_secret_env",
+    "seed_secret_file",
     "concurrency",
     "executor",
     "connect_timeout_s",
@@ -107,6 +110,8 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
+    seed_secret: str | None = field(default=None, repr=False)  # mixed into every deal's seed (tournament.secret)
+    seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
 
     @property
@@ -241,6 +246,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     seed = top.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int | str) or (isinstance(seed, str) and not seed.strip()):
         raise check.fail(("seed",), f"expected an integer or a non-empty string, got {seed!r}")
+    seed_secret, seed_secret_source = _seed_secret(check, top, base)
     concurrency = check.integer(top.get("concurrency", 2), ("concurrency",), 1, 256)
     time_control = _time_control(check, top.get("time_control", {}))
     connect = top.get("connect_timeout_s", 30)
@@ -332,7 +338,31 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         meetings=meetings,
         sandbox=default_sandbox,
         executor=executor,
+        seed_secret=seed_secret,
+        seed_secret_source=seed_secret_source,
     )
+
+
+def _seed_secret(check: _Checker, top: Mapping[str, Any], base: Path) -> tuple[str | None, str | None]:
+    """``seed_secret_env: NAME`` or ``seed_secret_file: PATH``: the secret, read now, and where it came from."""
+    if "seed_secret_env" in top and "seed_secret_file" in top:
+        raise check.fail(("seed_secret_file",), "expected one of seed_secret_env and seed_secret_file, not both")
+    try:
+        if "seed_secret_env" in top:
+            name = top["seed_secret_env"]
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise check.fail(("seed_secret_env",), f"expected an environment variable's name, got {name!r}")
+            return read_secret(env=name), f"env:{name}"
+        if "seed_secret_file" in top:
+            raw = check.string(top["seed_secret_file"], ("seed_secret_file",), "a file path")
+            file = Path(raw).expanduser()
+            if not file.is_absolute():
+                file = base / file
+            return read_secret(file=file), f"file:{raw}"
+    except SecretError as exc:
+        key = "seed_secret_env" if "seed_secret_env" in top else "seed_secret_file"
+        raise check.fail((key,), str(exc)) from None
+    return None, None
 
 
 def _version(check: _Checker, raw: Any, path: Path_) -> str:

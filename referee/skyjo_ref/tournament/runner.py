@@ -24,6 +24,7 @@ from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
 from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.schedule import deal_match_seed
+from skyjo_ref.tournament.secret import secret_deal_seed, secret_id
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame, version_tag
 from skyjo_ref.tournament.tables import Tables
@@ -114,6 +115,11 @@ async def run(
         store.set_info("shard", {"index": shard.index, "count": shard.count})
     versions = {spec.name: bot_version(spec) for spec in config.bots}
     changed = store.use_versions(versions)  # games are stored (and looked up) under these versions from now on
+    secret = config.seed_secret
+    if secret is not None:  # records and the store say which secret dealt (never the secret itself)
+        dealt = {"secret_id": secret_id(secret), "source": config.seed_secret_source}
+        store.record_meta = {"deals": dealt}
+        store.set_info("deals", dealt)
     done = store.finished_slots()
     scheduled = {(g.key, version_tag(g.table, versions)) for g in games}
     todo = [g for g in games if (g.key, version_tag(g.table, versions)) not in done]
@@ -154,7 +160,11 @@ async def run(
             referee,
             store,
             seats_of=lambda game: [(name, config.bot(name)) for name in game.seats],
-            seed_of=lambda game: deal_match_seed(config.seed, game.deal),
+            seed_of=lambda game: (
+                deal_match_seed(config.seed, game.deal)
+                if secret is None
+                else secret_deal_seed(secret, config.seed, game.deal, version_tag(game.table, versions))
+            ),
             concurrency=slots,
             on_game=on_game,
         )

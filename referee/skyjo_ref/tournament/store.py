@@ -258,6 +258,7 @@ class Store:
         self.lock = threading.RLock()
         self.on_wait = on_wait
         self.versions: dict[str, str] = {}  # the current version of each bot: games committed are keyed by them
+        self.record_meta: dict[str, Any] = {}  # added to each record's meta as it is stored (e.g. which secret dealt)
         self._waited = False
         self.writer_lock: WriterLock | None = None
         if not create and not self.db_path.is_file():
@@ -517,6 +518,8 @@ class Store:
         versions = dict(self.versions)
         if versions:
             record = _with_versions(record, seats, versions)
+        if self.record_meta:
+            record = {**record, "meta": {**(record.get("meta") or {}), **self.record_meta}}
         results = tuple(
             SeatResult(r.bot, r.total, r.rank, r.strikes, r.forfeit, r.round_scores, versions.get(r.bot, ""))
             for r in seat_results(record, seats)
