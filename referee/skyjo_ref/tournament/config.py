@@ -32,6 +32,7 @@ from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-expor
 from skyjo_ref.execution.types import RoomConfig
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
+from skyjo_ref.tournament.adaptive import AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.secret import SecretError, read_secret
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
@@ -47,6 +48,7 @@ TOP_KEYS: Final = (
     "schedule",
     "challengers",
     "meetings",
+    "adaptive",
     "seed",
     "seed_secret_env",
     "seed_secret_file",
@@ -110,6 +112,7 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
+    adaptive: AdaptiveSettings = field(default_factory=AdaptiveSettings)  # schedule: adaptive's settings
     seed_secret: str | None = field(default=None, repr=False)  # mixed into every deal's seed (tournament.secret)
     seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
@@ -305,6 +308,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
     schedule_kind, challengers, meetings = _schedule(check, top, seen, k)
+    adaptive = _adaptive(check, top, schedule_kind, len(bots))
     _check_sandboxes(check, bots_raw, bots, referee)
 
     if output is not None:
@@ -340,6 +344,37 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         executor=executor,
         seed_secret=seed_secret,
         seed_secret_source=seed_secret_source,
+        adaptive=adaptive,
+    )
+
+
+ADAPTIVE_KEYS: Final = ("confidence", "top", "max_games", "ring", "max_blocks_per_pair")
+
+
+def _adaptive(check: _Checker, top: Mapping[str, Any], kind: str, bots: int) -> AdaptiveSettings:
+    """``adaptive: {confidence, top, max_games, ring, max_blocks_per_pair}`` (only with ``schedule: adaptive``)."""
+    if "adaptive" in top and kind != "adaptive":
+        raise check.fail(
+            ("adaptive",), f"adaptive sets an adaptive schedule, not a {kind} one: expected schedule: adaptive"
+        )
+    if kind != "adaptive":
+        return AdaptiveSettings()
+    raw = top.get("adaptive") or {}
+    given = check.mapping(raw, ("adaptive",), ADAPTIVE_KEYS, ", ".join(ADAPTIVE_KEYS))
+    confidence = given.get("confidence", 0.95)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.5 <= confidence < 1:
+        raise check.fail(("adaptive", "confidence"), f"expected a probability from 0.5 to below 1, got {confidence!r}")
+    best = given.get("top")
+    if best is not None:
+        best = check.integer(best, ("adaptive", "top"), 1, bots)
+    return AdaptiveSettings(
+        confidence=float(confidence),
+        top=best,
+        max_games=check.integer(given.get("max_games", 10_000), ("adaptive", "max_games"), 1, 100_000_000),
+        ring=check.integer(given.get("ring", 3), ("adaptive", "ring"), 1, 1000),
+        max_blocks_per_pair=check.integer(
+            given.get("max_blocks_per_pair", 8), ("adaptive", "max_blocks_per_pair"), 1, 10_000
+        ),
     )
 
 

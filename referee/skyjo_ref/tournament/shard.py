@@ -175,6 +175,7 @@ def _absorb(target: Store, path: Path, source: Store, summary: MergeSummary) -> 
         seats = source.db.execute(f"SELECT {SEAT_COLUMNS} FROM seats").fetchall()
         faults = source.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id").fetchall()
         versions = source.db.execute("SELECT bot, version, first_at FROM versions").fetchall()
+        rounds = source.db.execute("SELECT number, planned_at, plan FROM rounds ORDER BY number").fetchall()
     by_game: dict[str, list[Any]] = {}
     for seat in seats:
         by_game.setdefault(seat[0], []).append(seat)
@@ -203,6 +204,13 @@ def _absorb(target: Store, path: Path, source: Store, summary: MergeSummary) -> 
                 "INSERT INTO faults (at, bot, game_key, kind, detail) VALUES (?, ?, ?, ?, ?)",
                 [f for f in faults if tuple(f) not in known_faults],
             )
+            # an adaptive schedule's rounds: the same plan in every store (planned from the same merged games)
+            known_rounds = dict(db.execute("SELECT number, plan FROM rounds").fetchall())
+            for number, planned_at, plan in rounds:
+                if number in known_rounds and known_rounds[number] != plan:
+                    summary.conflicts.append(f"adaptive round {number}")
+                elif number not in known_rounds:
+                    db.execute("INSERT INTO rounds VALUES (?, ?, ?)", (number, planned_at, plan))
             # a version first seen in either store: the earlier time
             db.executemany(
                 "INSERT INTO versions VALUES (?, ?, ?) ON CONFLICT (bot, version) "

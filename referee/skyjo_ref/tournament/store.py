@@ -606,6 +606,21 @@ class Store:
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
+    # ------------------------------------------------------------------ rounds
+
+    @_locked
+    def add_round(self, number: int, plan: Mapping[str, Any]) -> None:
+        """Store an adaptive schedule's round before it is played (a round stored once is never changed)."""
+        with self.db:
+            self.db.execute(
+                "INSERT OR IGNORE INTO rounds VALUES (?, ?, ?)", (number, time.time(), json.dumps(plan, sort_keys=True))
+            )
+
+    @_locked
+    def rounds(self) -> list[dict[str, Any]]:
+        """The stored rounds' plans, in order."""
+        return [dict(json.loads(row[0])) for row in self.db.execute("SELECT plan FROM rounds ORDER BY number")]
+
     # ------------------------------------------------------------------ faults
 
     @_locked
