@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from skyjo_ref.tournament.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / "examples" / "ci" / "workflows"
@@ -377,6 +378,7 @@ def test_the_living_league_plays_only_what_each_push_changed(tmp_path: Path) -> 
         return run
 
     outputs = []
+    stores = []
     for push, changed in (("1", False), ("2", True)):
         emulator = Emulator(tmp_path / f"push{push}", checkout(changed), {"sha": push * 40}, secrets=secret)
         emulator.run(workflow)
@@ -384,17 +386,25 @@ def test_the_living_league_plays_only_what_each_push_changed(tmp_path: Path) -> 
             assert step.returncode == 0, f"{step.job}: {step.name}:\n{step.output}"
         assert (emulator.artifacts / "league-store" / "results.sqlite").is_file()  # the backup
         outputs.append(" ".join(next(s for s in emulator.steps if s.name == "Play what changed").output.split()))
-    assert "12 games played" in outputs[0]  # 3 tables x 2 deals x 2 seatings
-    assert "8 games played" in outputs[1] and "bot minimal is a new version" in outputs[1]  # its 2 tables only
+        stores.append(tmp_path / f"branch-after-push{push}")  # the store as the branch holds it now
+        git("clone", "-q", "--branch", "league-store", str(remote), str(stores[-1]), cwd=tmp_path)
+    assert "adaptive schedule:" in outputs[0] and "bot minimal is a new version" in outputs[1]
+    assert len(git("log", "--oneline", cwd=stores[1]).splitlines()) == 3  # the empty start, one commit per push
 
-    store = tmp_path / "store-now"
-    git("clone", "-q", "--branch", "league-store", str(remote), str(store), cwd=tmp_path)
-    assert len(git("log", "--oneline", cwd=store).splitlines()) == 3  # the empty start and one commit per push
-    tables = json.loads((store / "ratings.json").read_text(encoding="utf-8"))
-    rows = {row["name"]: row for row in tables["bots"]}
-    assert rows["minimal"]["games"] == 8 and rows["greedy"]["games"] == 8 + 4  # the new version's, greedy's all
+    with Store(stores[0] / "league", create=False) as first, Store(stores[1] / "league", create=False) as second:
+        before, after = set(first.finished_keys()), set(second.finished_keys())
+        rounds_before = len(first.rounds())
+        assert len(second.rounds()) >= rounds_before and second.rounds()[:rounds_before] == first.rounds()
+        later_blocks = {(tuple(t), d) for r in second.rounds()[rounds_before:] for t, d in r["blocks"]}
+        added = [g for g in second.games() if g.ref not in before]
+        replayed = [g for g in added if (g.id.table, g.id.deal) not in later_blocks]
+        # the second push played the changed bot's games of the stored rounds again, and nothing else of them
+        assert replayed and all("minimal" in g.id.table for g in replayed)
+        old_minimal = [g for g in first.games() if "minimal" in g.id.table]
+        assert len(replayed) == len(old_minimal) and before <= after  # every game of push 1 is kept (history)
+    tables = json.loads((stores[1] / "ratings.json").read_text(encoding="utf-8"))
     minimal = [v for v in tables["versions"] if v["bot"] == "minimal"]
-    assert [v["current"] for v in minimal] == [False, True] and [v["games"] for v in minimal] == [8, 8]
-    record = json.loads(next((store / "league" / "games").glob("*.json")).read_text(encoding="utf-8"))
+    assert [v["current"] for v in minimal] == [False, True]
+    record = json.loads(next((stores[1] / "league" / "games").glob("*.json")).read_text(encoding="utf-8"))
     assert record["meta"]["deals"]["source"] == "env:LEAGUE_SECRET"
-    assert secret["LEAGUE_SECRET"] not in (store / "league" / "results.sqlite").read_bytes().decode("latin-1")
+    assert secret["LEAGUE_SECRET"] not in (stores[1] / "league" / "results.sqlite").read_bytes().decode("latin-1")

@@ -60,7 +60,8 @@ def merge_command(
     if summary.conflicts:
         shown = ", ".join(summary.conflicts[:5]) + (" ..." if len(summary.conflicts) > 5 else "")
         raise errors.Unfinished(
-            f"{len(summary.conflicts)} games were stored twice with different records (the first was kept): {shown}"
+            f"{len(summary.conflicts)} games (or adaptive rounds) were stored twice with different contents "
+            f"(the first was kept): {shown}"
         )
     raise_if_failed(failed)
 
