@@ -284,3 +284,21 @@ def test_a_secret_seed_deals_what_the_public_seed_cannot_and_records_say_which(t
     for key, seed in seeds.items():
         by_table.setdefault(key.split("/")[0], set()).add(seed)
     assert all(len(s) == 1 for s in by_table.values()) and len(set().union(*by_table.values())) == 6
+
+
+def test_a_command_bot_in_the_config_folder_keeps_its_version_while_the_store_grows(tmp_path: Path) -> None:
+    """Its folder (the config's) holds the store, which changes every game: the store is never part of a version."""
+    config = league(tmp_path)
+    (tmp_path / "bot.py").write_text(MINI, encoding="utf-8")
+    text = config.read_text().replace(
+        "  - {name: mini2, python: bots/mini2.py}\n",
+        f"  - {{name: cmd, command: [{sys.executable}, -m, skyjo_bot, run, bot.py]}}\n",
+    )
+    config.write_text(text)
+    first = cli("tournament", str(config), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = cli("tournament", str(config), cwd=tmp_path)
+    assert again.returncode == 0 and "0 games played" in one_line(again.stderr), again.stderr
+    (tmp_path / "bot.py").write_text(MINI + "\n# changed\n", encoding="utf-8")  # its own file: a new version
+    changed = cli("tournament", str(config), cwd=tmp_path)
+    assert "6 games played" in one_line(changed.stderr) and "bot cmd is a new version" in changed.stderr

@@ -59,6 +59,7 @@ from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
 from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
+from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -295,7 +296,11 @@ class _Observer:
 def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     folder = spec.output
     if new and folder.exists():
-        target = set_aside(folder)
+        try:
+            with WriterLock(folder):  # never move a folder another run writes to
+                target = set_aside(folder)
+        except FolderBusy as exc:
+            raise errors.Busy(str(exc)) from None
         stderr.print(f"--new: the old results are kept in {target}", highlight=False)
     try:
         store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))

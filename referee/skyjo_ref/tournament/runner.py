@@ -115,7 +115,7 @@ async def run(
     store.set_info("schedule", plan)
     if shard is not None:
         store.set_info("shard", {"index": shard.index, "count": shard.count})
-    versions = {spec.name: bot_version(spec) for spec in config.bots}
+    versions = {spec.name: bot_version(spec, config.output) for spec in config.bots}
     changed = store.use_versions(versions)  # games are stored (and looked up) under these versions from now on
     secret = config.seed_secret
     if secret is not None:  # records and the store say which secret dealt (never the secret itself)

@@ -14,8 +14,11 @@ saw them (the times are in the store's ``versions`` table: the tables' JSON stay
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from skyjo_ref.botfiles import bot_files
@@ -24,8 +27,9 @@ from skyjo_ref.tournament.store import StoredGame
 from skyjo_ref.tournament.tables import Tables, compute
 
 
-def bot_version(spec: BotSpec) -> str:
-    """The version a config's bot plays as (see the module docstring)."""
+def bot_version(spec: BotSpec, output: Path | None = None) -> str:
+    """The version a config's bot plays as (see the module docstring); ``output``, the tournament's folder, is
+    never part of it (a command bot whose folder is the config's holds the store, which changes every game)."""
     if spec.version:
         return spec.version
     if spec.kind == "builtin":
@@ -36,7 +40,24 @@ def bot_version(spec: BotSpec) -> str:
         return f"builtin:{spec.builtin}@skyjo-ref-{release}"
     if spec.kind == "remote":
         return "remote"
-    return bot_files(spec).digest()
+    files = bot_files(spec)
+    if output is None or files.root is None:
+        return files.digest()
+    skipped = output.resolve()
+    if not skipped.is_relative_to(files.root):
+        return files.digest()
+    h = hashlib.sha256()  # BotFiles.digest's format, without the output folder
+    for path in files.walk():
+        if path.is_relative_to(skipped) or (path.is_symlink() and not path.exists()):
+            continue
+        try:
+            data = path.read_bytes()
+        except (IsADirectoryError, PermissionError, FileNotFoundError):
+            continue
+        rel = os.path.relpath(path, files.root)
+        h.update(f"{len(rel)}:{rel}:{len(data)}:".encode())
+        h.update(data)
+    return "sha256:" + h.hexdigest()
 
 
 def short(version: str) -> str:
