@@ -104,3 +104,12 @@ def test_shards_play_one_round_each_then_the_merged_store_goes_on(tmp_path: Path
     assert going_on.returncode == 0, going_on.stderr
     with Store(tmp_path / "out", create=False) as store:
         assert len(store.rounds()) >= 2 and 6 < store.count() <= 40
+
+
+def test_adaptive_settings_are_checked_with_the_line_and_what_is_expected(tmp_path: Path) -> None:
+    config = league(tmp_path, "{confidence: 1.5}")
+    bad = cli("tournament", str(config), cwd=tmp_path)
+    assert bad.returncode == 2 and ":6: adaptive.confidence: expected a probability from 0.5 to below 1" in bad.stderr
+    config.write_text(config.read_text().replace("schedule: adaptive\n", ""))
+    other = cli("tournament", str(config), cwd=tmp_path)
+    assert other.returncode == 2 and "adaptive sets an adaptive schedule, not a round_robin one" in other.stderr
