@@ -253,7 +253,7 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     """Ctrl-C: exit 130, games kept; kill -9: the rerun plays only what is missing; the tables are local's."""
     local, _ = cluster
     folder = setup_folder(tmp_path / "dask")
-    config = write_config(folder, THREE_BOTS, deals=4)
+    config = write_config(folder, THREE_BOTS, deals=4, isolation="none")  # the bot holds on files
     # a held decision must never be struck (a struck game would change the tables): a long limit
     config.write_text(config.read_text(encoding="utf-8").replace("decision_ms: 5000", "decision_ms: 100000"))
     control, held = tmp_path / "hold", tmp_path / "held"
@@ -356,7 +356,7 @@ def test_all_workers_gone_exits_3_and_keeps_finished_games(tmp_path: Path) -> No
             with Client(address, timeout="60s") as watcher:
                 watcher.wait_for_workers(1, timeout=60)  # joined before the run, whose own wait is 2 s here
             folder = setup_folder(tmp_path / "gone")
-            path = write_config(folder, THREE_BOTS, deals=20)
+            path = write_config(folder, THREE_BOTS, deals=20, isolation="none")
             control = tmp_path / "hold"
             control.touch()  # the low bot holds after a game: the run cannot end before the worker is killed
             (folder / "bots" / "low.py").write_text(held_while(control, tmp_path / "held"), encoding="utf-8")

@@ -182,7 +182,7 @@ def _runs_from(proc: Path, folder: Path) -> bool:
 @needs_linux
 def test_a_bot_that_writes_a_huge_file_is_killed_at_its_file_size_limit(tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
-    write_league(tmp_path, "limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'")
+    write_league(tmp_path, "isolation: none, limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'")
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: file size limit 1 MB (killed by SIGXFSZ")
     assert big.stat().st_size <= 1024 * 1024
 
@@ -213,7 +213,8 @@ def test_a_bot_without_network_reaches_only_the_referee(tmp_path: Path) -> None:
             stop.set()
             watcher.join()
     assert accepted == []  # the listener on loopback was never reached
-    assert any("Network is unreachable" in f for f in faults), faults
+    # isolated: a loopback of its own, where nothing listens; else no interface at all
+    assert any("Network is unreachable" in f or "Connection refused" in f for f in faults), faults
 
 
 @needs_linux
@@ -276,22 +277,24 @@ def test_bot_limits_override_the_default_key_by_key(tmp_path: Path) -> None:
         "  - {name: c, python: bot.py}\n"
     )
     config = parse_config(text, tmp_path / "league.yaml")
-    assert config.bot("b").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=5))
-    assert config.bot("c").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=600))
+    isolation = config.sandbox.isolation  # strict where this machine can isolate bots (the league's default)
+    assert config.bot("b").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=5), isolation=isolation)
+    assert config.bot("c").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=600), isolation=isolation)
     assert config.bot("a").sandbox == Sandbox()  # built-in bots run inside the referee: no process to limit
 
 
 def test_a_limit_this_machine_cannot_enforce_is_refused_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
-    import skyjo_ref.sandbox as sandbox
+    import skyjo_ref.sandbox.cgroups as cgroups
+    import skyjo_ref.sandbox.namespaces as namespaces
 
-    monkeypatch.setattr(sandbox, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
-    monkeypatch.setattr(sandbox, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
-    sandbox.pids_cgroups.cache_clear()
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
+    monkeypatch.setattr(namespaces, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
+    cgroups.pids_cgroups.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match="processes: cannot cap one bot's processes here: RLIMIT_NPROC"):
             check_sandbox(Sandbox(Limits(processes=8)))
     finally:
-        sandbox.pids_cgroups.cache_clear()
+        cgroups.pids_cgroups.cache_clear()
 
 
 FORKER = (
@@ -408,7 +411,8 @@ def test_kill_9_of_the_tournament_takes_the_bots_children_with_it(tmp_path: Path
     (tmp_path / "parent.py").write_text(PARENT_BOT, encoding="utf-8")
     pids_file = tmp_path / "pids.txt"
     (tmp_path / "league.yaml").write_text(
-        "name: kill\nplayers_per_game: 2\ndeals: 200\nconcurrency: 1\noutput: out\nrating: {bootstrap: 0}\nbots:\n"
+        "name: kill\nplayers_per_game: 2\ndeals: 200\nconcurrency: 1\noutput: out\nrating: {bootstrap: 0}\n"
+        "isolation: none\nbots:\n"  # the bot writes its children's pids where the test reads them
         "  - {name: greedy, builtin: greedy}\n"
         f"  - {{name: parent, python: parent.py, {limits}env: {{PIDS_FILE: '{pids_file}'}}}}\n",
         encoding="utf-8",
@@ -476,7 +480,9 @@ def test_the_sandboxed_example_league_is_valid() -> None:
     config = parse_config(
         (REPO / "tournaments" / "sandboxed.yaml").read_text(encoding="utf-8"), REPO / "tournaments" / "sandboxed.yaml"
     )
-    assert config.bot("strong").sandbox == Sandbox(Limits(1024, 600, 256, 16, 32), network=False)
+    assert config.bot("strong").sandbox == Sandbox(
+        Limits(1024, 600, 256, 16, 32), network=False, isolation=config.sandbox.isolation
+    )
     assert config.bot("minimal").sandbox.limits.memory_mb == 512
 
 

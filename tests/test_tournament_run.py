@@ -110,10 +110,19 @@ def setup_folder(tmp_path: Path) -> Path:
 
 
 def write_config(
-    folder: Path, bots: str, *, k: int = 2, deals: int = 2, seed: int = 5, rating: str = "{bootstrap: 50}"
+    folder: Path,
+    bots: str,
+    *,
+    k: int = 2,
+    deals: int = 2,
+    seed: int = 5,
+    rating: str = "{bootstrap: 50}",
+    isolation: str | None = None,
 ) -> Path:
+    """``isolation: none`` for bots that talk with the test through files and environment variables."""
     text = (
-        f"name: t\nrules: {{preset: official, end_score: 30}}\nplayers_per_game: {k}\ndeals: {deals}\n"
+        (f"isolation: {isolation}\n" if isolation else "")
+        + f"name: t\nrules: {{preset: official, end_score: 30}}\nplayers_per_game: {k}\ndeals: {deals}\n"
         f"seed: {seed}\nconcurrency: 2\ntime_control: {{decision_ms: 5000, grace_ms: 5000}}\n"
         f"rating: {rating}\noutput: out\nbots:\n{textwrap.dedent(bots)}"
     )
@@ -257,7 +266,7 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
 
     folder = setup_folder(tmp_path / "killed")
     (folder / "bots" / "low.py").write_text(holding(BOT_SOURCE), encoding="utf-8")  # the same play, and a hold
-    write_config(folder, THREE_BOTS, deals=4)
+    write_config(folder, THREE_BOTS, deals=4, isolation="none")
     db = folder / "out" / "results.sqlite"
     held = folder / "holding"
     proc = subprocess.Popen(  # low holds after 6 of its games: the kill comes mid-run, never after the end
@@ -333,7 +342,7 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
   - {{name: greedy, builtin: greedy}}
   - {{name: low, python: bots/low.py, env: {{CRASH_ONCE: {json.dumps(str(marker))}}}}}
 """
-    config = write_config(folder, bots, deals=2)
+    config = write_config(folder, bots, deals=2, isolation="none")
     # one game at a time: the crash (low's 15th decision, in game 1 or 2) comes before a game that needs low again,
     # which waits for the restart; with two at once the other games could all end first (seen under load), and the
     # run end before the crash is noted
@@ -384,7 +393,7 @@ def test_a_bot_that_crashes_as_the_run_ends_has_its_fault_stored(tmp_path: Path)
     hold.touch()
     env = {"END_AFTER": 2, "END_HOLD": str(hold), "PARENT_FILE": str(parent_file)}
     bots = f"  - {{name: greedy, builtin: greedy}}\n  - {{name: ender, python: bots/ender.py, env: {json.dumps(env)}}}"
-    path = write_config(folder, bots, deals=1)  # two games, one at a time: both with ender's one process
+    path = write_config(folder, bots, deals=1, isolation="none")  # two games, one at a time, ender's one process
     path.write_text(path.read_text().replace("concurrency: 2", "concurrency: 1"))
 
     class LetItCrashAtTheEnd(runner.QuietObserver):
@@ -481,7 +490,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
   - {{name: random, builtin: random}}
   - {{name: hold, python: bots/hold.py, env: {{HOLD_FILE: {json.dumps(str(holding))}}}}}
 """
-    config = write_config(folder, bots, deals=2)
+    config = write_config(folder, bots, deals=2, isolation="none")
     forever = "{decision_ms: 86400000, bank_ms: 86400000, grace_ms: 5000}"  # a held decision never times out
     config.write_text(config.read_text().replace("{decision_ms: 5000, grace_ms: 5000}", forever))
     db = folder / "out" / "results.sqlite"

@@ -21,6 +21,7 @@ from skyjo_bot.types import TimeControl, TimeControlError
 from skyjo_ref.cli import errors
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
 from skyjo_ref.tournament.shard import Shard, ShardError
 
 _T = TypeVar("_T")
@@ -72,6 +73,16 @@ ExecutorOption = Annotated[
 ]
 
 #: ``--in-process`` as the commands that may play on Dask workers take it.
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        help="strict: each bot process sees only its own files and the referee (docs/sandbox.md); none: it runs "
+        "as you, with your environment (trusted code only). Default: strict where this machine can isolate bots.",
+        metavar="strict|none",
+    ),
+]
+
 InProcessOption = Annotated[
     bool,
     typer.Option(
@@ -119,6 +130,20 @@ def clock_from_cli(
     """The time control the four clock flags ask for (``None``: ``base``'s value). UserError when wrong."""
     flags = {"decision_ms": decision_ms, "bank_ms": bank_ms, "max_strikes": max_strikes, "grace_ms": grace_ms}
     return time_control_from_cli(flags, base)
+
+
+def isolation_from_cli(text: str | None, stderr: Console) -> Isolation:
+    """``--isolation``: as given, else strict where this machine can isolate bots (else none, said in one line)."""
+    if text is None:
+        isolation, note = default_isolation()
+        if note is not None:
+            stderr.print(f"note: {note}", markup=False, highlight=False)
+        return isolation
+    if text not in ISOLATIONS:
+        raise errors.UserError(f"--isolation {text!r}: expected strict or none")
+    if text == "strict" and (problem := isolation_problem()) is not None:
+        raise errors.UserError(f"--isolation strict: cannot isolate bots on this machine: {problem}")
+    return text
 
 
 def parse_executor(text: str | None) -> Executor | None:

@@ -137,18 +137,23 @@ class BotPool:
         if spec.name not in self._views:
             files = bot_files(spec)
             staged = self._readable(spec, files)
+            named = _command_files(spec)
             others = [p for name, other in self.bots.items() if name != spec.name for p in _paths(bot_files(other))]
-            own = set(_paths(files))
+            own = {*_paths(files), *named}
             socket_dir = Path(self.unix_address.removeprefix("unix:")).parent if self.unix_address is not None else None
-            extra = _command_files(spec, files)
+            runtime = python_runtime()
+            mounted = (*runtime, Path("/usr"), *((files.root,) if files.root is not None else ()))
+            extra = [p for p in named if not any(p.is_relative_to(m) for m in mounted)]
             limits = spec.sandbox.limits
             self._views[spec.name] = BotView(
-                runtime=python_runtime(),
+                runtime=runtime,
                 binds=(*staged, *((p, p) for p in extra)),
                 socket_dir=socket_dir,
-                hidden=tuple(p for p in (*self._hidden, *others) if p not in own),
+                hidden=tuple(
+                    p for p in (*self._hidden, *others) if not any(p == o or o.is_relative_to(p) for o in own)
+                ),
                 cwd=files.root,
-                tmp_mb=limits.file_size_mb if limits.file_size_mb is not None else DEFAULT_TMP_MB,
+                tmp_mb=limits.file_size_mb + 1 if limits.file_size_mb is not None else DEFAULT_TMP_MB,
                 network=bool(spec.sandbox.network),
             )
         return self._views[spec.name]
@@ -284,10 +289,9 @@ class BotPool:
             await process.wait_fault(worker.recorded)  # the fault is in the list, and gave_up says if it was the last
             if self.closing:
                 return
-            if worker.bot not in self.connected_once and process.faults[-1].returncode == SDK_USAGE_ERROR:
-                self.failure = BotCannotRun(
-                    f"bot {worker.bot!r} cannot run: {process.faults[-1].describe()}; see {process.log_path}"
-                )
+            last = process.faults[-1]
+            if worker.bot not in self.connected_once and last.returncode == SDK_USAGE_ERROR and last.limit is None:
+                self.failure = BotCannotRun(f"bot {worker.bot!r} cannot run: {last.describe()}; see {process.log_path}")
                 self._store_late_faults(worker, "; not restarted: it cannot be loaded", "")
                 await process.stop(STOP_TIMEOUT_S)
                 return
@@ -379,20 +383,18 @@ def _paths(files: BotFiles) -> list[Path]:
     return [files.root] if files.root is not None else list(files.files)
 
 
-def _command_files(spec: BotSpec, files: BotFiles) -> tuple[Path, ...]:
-    """A command bot's program and file arguments that lie outside its root (``/opt/bots/mine``, a built
-    binary in a cache folder): mounted read-only beside it, so the command runs as written."""
+def _command_files(spec: BotSpec) -> list[Path]:
+    """The files a command bot's command line names (its program, a script it runs), as absolute paths: its own
+    (never hidden as another bot's), and mounted beside its root when they lie outside it."""
     if spec.kind != "command":
-        return ()
+        return []
     base = spec.cwd if spec.cwd is not None else Path.cwd()
     found: list[Path] = []
     for word in spec.command:
-        if "/" not in word:
-            continue
         path = Path(word) if Path(word).is_absolute() else base / word
-        if path.is_file() and (files.root is None or not path.is_relative_to(files.root)):
+        if path.is_file():
             found.append(path.absolute())
-    return tuple(found)
+    return found
 
 
 def _sandbox_hint(worker: Worker) -> str:

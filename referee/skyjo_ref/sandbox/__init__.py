@@ -14,6 +14,7 @@ from skyjo_ref.sandbox.cgroups import kill_group, pids_cgroups, pids_limit_hits,
 from skyjo_ref.sandbox.limits import ISOLATIONS, Isolation, Limits, Sandbox, SandboxUnavailable, merge
 from skyjo_ref.sandbox.namespaces import (
     BotView,
+    default_isolation,
     isolation_problem,
     network_isolation,
     process_cap,
@@ -44,6 +45,7 @@ __all__ = [
     "SandboxUnavailable",
     "check_sandbox",
     "classify_exit",
+    "default_isolation",
     "describe_returncode",
     "isolation_problem",
     "kill_group",

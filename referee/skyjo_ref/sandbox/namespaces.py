@@ -159,6 +159,13 @@ def isolation_problem() -> str | None:
     return _probe({"isolate": view.bwrap()}, [sys.executable, "-I", "-S", "-c", ""], "an isolated sandbox (bwrap)")
 
 
+def default_isolation() -> tuple[Literal["strict", "none"], str | None]:
+    """A league's isolation when its config does not say: ``strict`` wherever this machine can isolate bots,
+    else ``none`` with the one line that says so (never silently weaker)."""
+    problem = isolation_problem()
+    return ("strict", None) if problem is None else ("none", f"bots are not isolated: {problem}")
+
+
 def python_runtime() -> tuple[Path, ...]:
     """The folders a Python bot needs read-only: the interpreter's installation, the virtual environment,
     and the SDK's packages (``skyjo_bot``, ``skyjo_proto``) wherever they are installed."""

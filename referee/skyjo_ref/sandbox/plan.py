@@ -46,10 +46,6 @@ _OUT_OF_MEMORY_WORDS: Final = (
 #: Signals a program often dies of when an allocation fails and it does not check (or aborts on purpose).
 _CRASH_SIGNALS: Final = tuple(-int(getattr(signal, name)) for name in ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGTRAP"))
 
-#: What a bot that is not isolated keeps of the runner's environment: where programs are, and its home folder
-#: (its caches: Go's, npm's). Nothing else: a CI runner's environment holds secrets and the gate's seed.
-_PASSED_ON: Final = ("PATH", "HOME", "TMPDIR", "TERM")
-
 
 @dataclass(frozen=True, slots=True)
 class SandboxPlan:
@@ -87,16 +83,18 @@ class SandboxPlan:
         return out
 
     def env(self, own: Mapping[str, str], skyjo: Mapping[str, str]) -> dict[str, str]:
-        """The bot's environment, never the runner's (in CI that holds secrets and the gate's seed): a few
-        neutral variables, the bot's own ``env`` from the config, and ``SKYJO_*``. glibc's malloc arenas
+        """The bot's environment. Isolated, never the runner's (in CI that holds secrets and the gate's seed): a
+        few neutral variables, the bot's own ``env`` from the config, and ``SKYJO_*``. Not isolated (trusted code,
+        the author's own loop) it runs as the runner's user and keeps its environment. glibc's malloc arenas
         reserve 64 MB of address space per thread, which RLIMIT_AS counts, so a memory limit caps them at 2
         (unless the bot's env says otherwise)."""
         if self.isolated:
             out = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": str(TMP_INSIDE)}
             out["TMPDIR"] = str(TMP_INSIDE)
+            out["LANG"] = "C.UTF-8"
         else:
-            out = {k: os.environ[k] for k in _PASSED_ON if k in os.environ}
-        out.update({"LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"})
+            out = dict(os.environ)
+        out["PYTHONUNBUFFERED"] = "1"
         if self.sandbox.limits.memory_mb is not None:
             out["MALLOC_ARENA_MAX"] = "2"
         out.update(own)

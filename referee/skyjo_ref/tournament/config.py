@@ -37,7 +37,7 @@ from skyjo_ref.sandbox import (
     Sandbox,
     SandboxUnavailable,
     check_sandbox,
-    isolation_problem,
+    default_isolation,
     merge,
 )
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
@@ -539,10 +539,7 @@ def _default_isolation(check: _Checker, top: Mapping[str, Any], referee: Referee
         return _isolation(check, top["isolation"], ("isolation",)), None
     if referee.address is not None and not referee.address.startswith("unix:"):
         return "none", f"bots are not isolated: the referee at {referee.address} is not on a unix: socket"
-    problem = isolation_problem()
-    if problem is not None:
-        return "none", f"bots are not isolated: {problem}"
-    return "strict", None
+    return default_isolation()
 
 
 def _isolation(check: _Checker, raw: Any, path: Path_) -> Isolation:
