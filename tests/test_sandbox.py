@@ -61,6 +61,12 @@ MISBEHAVING_BOT = textwrap.dedent(
         if how == "cpu":  # spin
             while True:
                 pass
+        if how == "cpu-stubborn":  # ignore the kernel's SIGXCPU and spin on, until its SIGKILL
+            import signal
+
+            signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+            while True:
+                pass
         if how == "fork":  # start children until the cap stops it
             while True:
                 if os.fork() == 0:
@@ -158,6 +164,14 @@ def test_a_bot_that_allocates_memory_until_stopped_loses_and_the_memory_limit_is
 def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -> None:
     write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu")
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (killed by SIGXCPU")
+
+
+@needs_linux
+def test_a_bot_that_ignores_sigxcpu_is_killed_and_recorded_as_a_limit_not_a_crash(tmp_path: Path) -> None:
+    """The kernel's SIGKILL one second past the soft limit: the supervisor ends by that signal too (it once
+    raised EINVAL setting SIGKILL's handler, and the bot was stored as a crash, exit code 1)."""
+    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu-stubborn")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (or the kernel's OOM killer)")
 
 
 @needs_linux
