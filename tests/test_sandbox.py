@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -349,8 +350,31 @@ def test_a_normal_user_gets_a_process_cap_and_no_network(tmp_path: Path) -> None
         "done = subprocess.run(plan.wrap([sys.executable, '-I', '-S', '-c', code]), capture_output=True, text=True)\n"
         "print(done.returncode, done.stdout.split(), done.stderr.strip()[-300:])\n"
     )
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[1] / "referee")}
-    result = subprocess.run(
+    # nobody may not enter the folder this checkout lies in (mktemp -d, a private home): give it a copy of the
+    # sandbox room (standard library only) in a folder it may read
+    public = Path(tempfile.mkdtemp(prefix="skyjo-ref-nobody-"))
+    public.chmod(0o755)
+    package = public / "skyjo_ref"
+    shutil.copytree(REPO / "referee" / "skyjo_ref" / "sandbox", package / "sandbox")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    for folder, _, names in os.walk(public):
+        os.chmod(folder, 0o755)
+        for name in names:
+            os.chmod(os.path.join(folder, name), 0o644)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(public)}
+    try:
+        result = _run_as_nobody(script, env, tmp_path)
+    finally:
+        shutil.rmtree(public, ignore_errors=True)
+    if "Permission denied" in result.stderr and "skyjo_ref" not in result.stdout:
+        pytest.skip(f"nobody cannot run the system python here: {result.stderr.strip()[-200:]}")
+    assert result.returncode == 0, result.stderr
+    code, rest = result.stdout.split(" ", 1)
+    assert code == "0" and rest.startswith("['101', '4', '11']"), result.stdout  # no network (101), then 4 forks
+
+
+def _run_as_nobody(script: str, env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(SYSTEM_PYTHON), "-c", script, FORKER],
         capture_output=True,
         text=True,
@@ -358,11 +382,6 @@ def test_a_normal_user_gets_a_process_cap_and_no_network(tmp_path: Path) -> None
         cwd=tmp_path.anchor,
         timeout=60,
     )
-    if "Permission denied" in result.stderr and "skyjo_ref" not in result.stdout:
-        pytest.skip(f"nobody cannot read this checkout: {result.stderr.strip()[-200:]}")
-    assert result.returncode == 0, result.stderr
-    code, rest = result.stdout.split(" ", 1)
-    assert code == "0" and rest.startswith("['101', '4', '11']"), result.stdout  # no network (101), then 4 forks
 
 
 def test_the_sdk_accepts_unix_socket_addresses() -> None:
