@@ -195,6 +195,33 @@ def test_a_bot_missing_on_the_workers_is_named_before_any_game(
     assert stored_count(folder / "out" / "results.sqlite") == 0
 
 
+def test_a_worker_that_cannot_isolate_refuses_to_play_and_says_why(tmp_path: Path) -> None:
+    """The coordinator's check proves nothing about other hosts: each worker checks before it plays. Here the
+    workers' PATH has no bubblewrap, as on a host without it."""
+    folder = setup_folder(tmp_path)
+    path = write_config(folder, THREE_BOTS, deals=1, isolation="strict")
+    config = load_config(path)  # the coordinator can isolate
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    with (
+        LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+            env={"PATH": str(bare)},
+        ) as local,
+        Store(config.output) as store,
+        pytest.raises(runner.TournamentUnfinished) as caught,
+    ):
+        asyncio.run(runner.run(config, store, backend=backend_factory(Executor.parse(local.scheduler_address), 1)))
+    message = str(caught.value)
+    assert "Dask worker tcp://127.0.0.1:" in message, message
+    assert "bot 'low' cannot be sandboxed on this machine: isolation: bubblewrap is not installed" in message
+    assert stored_count(folder / "out" / "results.sqlite") == 0
+
+
 def held_while(control: Path, held: Path) -> str:
     """The tests' low-card bot that, once one of its games is over, waits while ``control`` exists (and touches
     ``held``), then plays on as before. While ``control`` exists a run cannot end by itself, so a test stops it at

@@ -38,7 +38,7 @@ from skyjo_ref.execution.types import (
 )
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec
-from skyjo_ref.sandbox import protect_referee, share_socket
+from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox, protect_referee, share_socket
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
 
 
@@ -211,6 +211,12 @@ class RefereeBackend:
 @contextlib.asynccontextmanager
 async def referee_backend(config: RoomConfig, store: FaultLog, observer: Notes) -> AsyncIterator[RefereeBackend]:
     """The in-process referee (loopback, port 0 unless ``referee.listen``), or the configured running one."""
+    for bot in config.bots:  # each machine checks for itself (a Dask worker too): never a bot run without its sandbox
+        if bot.managed:
+            try:
+                check_sandbox(bot.sandbox)
+            except SandboxUnavailable as exc:
+                raise RunUnfinished(f"bot {bot.name!r} cannot be sandboxed on this machine: {exc}") from None
     server: RefereeServer | None = None
     socket_folder: Path | None = None
     if config.referee.address is None:
