@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.console import Console
 
+from skyjo_ref.execution.lineup import LineupResult
 from skyjo_ref.players import ProcessFault
-from skyjo_ref.server.lineup import LineupResult
 
 #: Lines of a crashed process's output shown under its one-line description.
 TAIL_LINES = 12

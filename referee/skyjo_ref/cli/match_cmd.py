@@ -1,6 +1,6 @@
 """``skyjo-ref match BOT BOT...``: play games between bots and say who is better, and how sure.
 
-Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup` (or, with ``--executor processes|tcp://...``,
+Thin: parse, call :func:`skyjo_ref.execution.lineup.play_lineup` (or, with ``--executor processes|tcp://...``,
 :func:`skyjo_ref.execution.match.play_lineup_on` on Dask workers), render.
 """
 
@@ -46,13 +46,7 @@ from skyjo_ref.cli.options import (
 )
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.execution.executor import Executor
-from skyjo_ref.execution.types import RunUnfinished
-from skyjo_ref.match.runner import new_seed
-from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpec, ManagedBot
-from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
-from skyjo_ref.server.lineup import (
+from skyjo_ref.execution.lineup import (
     REMOTE_CONNECT_TIMEOUT_S,
     BotNeverConnected,
     Lineup,
@@ -60,6 +54,12 @@ from skyjo_ref.server.lineup import (
     LineupResult,
     play_lineup,
 )
+from skyjo_ref.execution.types import RunUnfinished
+from skyjo_ref.match.runner import new_seed
+from skyjo_ref.match.stats import summarize
+from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.records import save
+from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
 
 #: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
 DASK_CONNECT_TIMEOUT_S = 30.0

@@ -89,11 +89,13 @@ class BotPool:
         wait_connected: Callable[[str, float], Awaitable[bool]] | None,
         store: FaultLog,
         observer: Notes,
-        log_dir: Path,
+        log_dir: Path | None,
         connect_timeout_s: float,
         unix_address: str | None = None,
         hidden: Sequence[Path] = (),
         max_restarts: int = MAX_RESTARTS,
+        log_name: Callable[[str, int], str] = lambda name, number: f"{name}-{number}.log",
+        replace_given_up: bool = True,
     ) -> None:
         self.bots = {b.name: b for b in bots if b.managed}
         self.address = address
@@ -105,6 +107,8 @@ class BotPool:
         self.log_dir = log_dir
         self.connect_timeout_s = connect_timeout_s
         self.max_restarts = max_restarts
+        self.log_name = log_name  # a process's log file in log_dir, from its bot's name and number
+        self.replace_given_up = replace_given_up  # a fresh process (and token) for one that will not restart
         self.workers: dict[str, list[Worker]] = {name: [] for name in self.bots}
         self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
         self.disqualified: dict[str, str] = {}  # bots killed by their sandbox before ever connecting: why
@@ -114,7 +118,8 @@ class BotPool:
         self._views: dict[str, BotView] = {}
         self._cap: dict[str, int] = {}  # processes a bot keeps before one that has seen a deal is retired
         self._staged: list[Path] = []  # copies of bot files that the bots' uid could not read where they are
-        self._hidden = (*hidden, log_dir.parent if log_dir.name == "logs" else log_dir, referee_code())
+        logs = () if log_dir is None else (log_dir.parent if log_dir.name == "logs" else log_dir,)
+        self._hidden = (*hidden, *logs, referee_code())
 
     # ----------------------------------------------------------------- what a bot sees
 
@@ -229,13 +234,14 @@ class BotPool:
         token = await self.issue_token(name)
         self._numbers[name] += 1
         number = self._numbers[name]
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
         process = ManagedBot(
             spec,
             self.address_for(spec),
             token,
             max_restarts=self.max_restarts,
-            log_path=self.log_dir / f"{name}-{number}.log",
+            log_path=self.log_dir / self.log_name(name, number) if self.log_dir is not None else None,
             view=self.view_for(spec),
         )
         worker = Worker(name, number, process)
@@ -311,6 +317,8 @@ class BotPool:
                         f"connecting (last: {process.faults[-1].describe()}{_sandbox_hint(worker)}); "
                         f"see {process.log_path}"
                     )
+                    return
+                if not self.replace_given_up:
                     return
                 try:
                     await self._replace(worker)
