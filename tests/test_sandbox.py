@@ -197,7 +197,9 @@ def _runs_from(proc: Path, folder: Path) -> bool:
 @needs_linux
 def test_a_bot_that_writes_a_huge_file_is_killed_at_its_file_size_limit(tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
-    write_league(tmp_path, "isolation: none, limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'")
+    write_league(
+        tmp_path, "isolation: none, limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'"
+    )
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: file size limit 1 MB (killed by SIGXFSZ")
     assert big.stat().st_size <= 1024 * 1024
 

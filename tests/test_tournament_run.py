@@ -530,6 +530,24 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     assert 2 <= kept < 12
 
 
+def test_a_bot_that_cannot_be_loaded_stops_the_run_at_its_first_exit(tmp_path: Path) -> None:
+    """An import error is a config to fix: one note and exit 3, not a restart after restart of the same error."""
+    (tmp_path / "broken.py").write_text("import no_such_module_here\n", encoding="utf-8")
+    write_config(
+        tmp_path,
+        "  - {name: aaa, builtin: greedy}\n"
+        f"  - {{name: broken, command: [{json.dumps(sys.executable)}, -m, skyjo_bot, run, broken.py]}}\n",
+        deals=1,
+    )
+    result = cli("tournament", "league.yaml", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "Traceback (most recent call last)" not in result.stderr.split("error:")[-1]
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: bot broken: process")]
+    assert len(notes) == 1 and "exited with code 2" in notes[0], result.stderr
+    assert "restarting" not in result.stderr
+    assert "bot 'broken' cannot run" in " ".join(result.stderr.split())
+
+
 def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:
     bots = """\
   - {name: greedy, builtin: greedy}

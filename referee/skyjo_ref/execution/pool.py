@@ -116,6 +116,7 @@ class BotPool:
         self.closing = False
         self._numbers: dict[str, int] = dict.fromkeys(self.bots, 0)
         self._views: dict[str, BotView] = {}
+        self._silenced: set[str] = set()  # bots that cannot run: their processes' faults are told once
         self._cap: dict[str, int] = {}  # processes a bot keeps before one that has seen a deal is retired
         self._staged: list[Path] = []  # copies of bot files that the bots' uid could not read where they are
         logs = () if log_dir is None else (log_dir.parent if log_dir.name == "logs" else log_dir,)
@@ -297,9 +298,13 @@ class BotPool:
                 return
             last = process.faults[-1]
             if worker.bot not in self.connected_once and last.returncode == SDK_USAGE_ERROR and last.limit is None:
-                self.failure = BotCannotRun(f"bot {worker.bot!r} cannot run: {last.describe()}; see {process.log_path}")
-                self._store_late_faults(worker, "; not restarted: it cannot be loaded", "")
-                await process.stop(STOP_TIMEOUT_S)
+                if self.failure is None:
+                    self.failure = BotCannotRun(
+                        f"bot {worker.bot!r} cannot run: {last.describe()}; see {process.log_path}"
+                    )
+                    self._store_late_faults(worker, "; not restarted: it cannot be loaded", "")
+                self._silenced.add(worker.bot)  # its other processes fail alike: one note is enough
+                await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in self.workers[worker.bot]))
                 return
             for fault in process.faults[worker.recorded :]:
                 worker.recorded += 1
@@ -371,6 +376,8 @@ class BotPool:
             shutil.rmtree(stage, ignore_errors=True)
 
     def _store_late_faults(self, worker: Worker, stored_end: str = "", told_end: str = ", as the run ended") -> None:
+        if worker.bot in self._silenced:
+            worker.recorded = len(worker.process.faults)
         for fault in worker.process.faults[worker.recorded :]:
             worker.recorded += 1
             self._store_fault(worker, fault, None, stored_end, told_end)
