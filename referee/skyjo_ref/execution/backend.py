@@ -38,7 +38,7 @@ from skyjo_ref.execution.types import (
 )
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec
-from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox, protect_referee, share_socket
+from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox, share_socket
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
 
 
@@ -245,8 +245,6 @@ async def referee_backend(config: RoomConfig, store: FaultLog, observer: Notes) 
         address = config.referee.address
         assert config.referee.control_token is not None
         control = config.referee.control_token
-    if any(b.managed for b in config.bots):
-        protect_referee()
     client = MatchClient(address, control)
     backend = RefereeBackend(config, store, observer, client, address, server)
     try:

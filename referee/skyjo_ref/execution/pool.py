@@ -37,7 +37,7 @@ from typing import Final, Protocol
 from skyjo_ref.botfiles import BotFiles, bot_files
 from skyjo_ref.execution.types import BotCannotRun, FaultLog, Notes, RunUnfinished
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
-from skyjo_ref.sandbox import BotView, python_runtime, readable_by_all, referee_code
+from skyjo_ref.sandbox import BotView, protect_referee, python_runtime, readable_by_all, referee_code
 from skyjo_ref.sandbox.namespaces import DEFAULT_TMP_MB, SOCKET_DIR_INSIDE
 
 #: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
@@ -98,6 +98,8 @@ class BotPool:
         replace_given_up: bool = True,
     ) -> None:
         self.bots = {b.name: b for b in bots if b.managed}
+        if self.bots:
+            protect_referee()  # bots of this run's uid can neither read this process's memory nor ptrace it
         self.address = address
         self.unix_address = unix_address
         self.issue_token = issue_token
