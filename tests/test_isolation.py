@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -75,9 +76,29 @@ def running_with(mark: str) -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module")
-def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
-    folder = tmp_path_factory.mktemp("hostile")
+def as_user_problem() -> str | None:
+    """None if this test can run the league as an unprivileged user here, else why not."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "needs root (to become nobody) and setpriv"
+    code = "import subprocess, sys, skyjo_ref; subprocess.run([sys.executable, '-c', 'import skyjo_bot'], check=True)"
+    probe = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    if probe.returncode != 0:
+        return f"nobody cannot run this interpreter and checkout: {probe.stderr.strip().splitlines()[-1:]}"
+    return None
+
+
+@pytest.fixture(scope="module", params=["root", "user"])
+def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
+    """The league as root (as CI runs it), and as an unprivileged user where the machine allows it."""
+    as_user = request.param == "user"
+    if as_user and (why := as_user_problem()) is not None:
+        pytest.skip(f"the league as an unprivileged user: {why}")
+    folder = Path(tempfile.mkdtemp(prefix="skyjo-hostile-")) if as_user else tmp_path_factory.mktemp("hostile")
     (folder / "hostile").mkdir()
     shutil.copy(REPO / "tests" / "hostile_bot.py", folder / "hostile" / "bot.py")
     (folder / "honest").mkdir()
@@ -114,8 +135,18 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
             "  - {name: honest, python: honest/bot.py}\n",
             encoding="utf-8",
         )
+        if as_user:
+            for path in [folder, *folder.rglob("*")]:
+                os.chown(path, 65534, 65534)
         result = subprocess.run(
-            [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+            [
+                *(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if as_user else []),
+                sys.executable,
+                "-m",
+                "skyjo_ref",
+                "tournament",
+                "league.yaml",
+            ],
             cwd=folder,
             env={**os.environ, "RUNNER_SECRET": "s3cret", "GITHUB_SHA": "0" * 40},
             capture_output=True,
