@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import skyjo_bot
+from loopback import loopback_listener
 from skyjo_ref.sandbox import isolation_problem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,20 +103,7 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     (folder / "honest").mkdir()
     shutil.copy(MINIMAL, folder / "honest" / "bot.py")
     mark = str(900000 + uuid.uuid4().int % 99999)
-    accepted: list[object] = []
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(0.2)
-        stop = threading.Event()
-
-        def accept() -> None:
-            while not stop.is_set():
-                try:
-                    accepted.append(listener.accept())
-                except TimeoutError:
-                    continue
-
-        watcher = threading.Thread(target=accept, daemon=True)
-        watcher.start()
+    with loopback_listener() as (port, accepted):
         env = {
             "LEAGUE_CONFIG": str(folder / "league.yaml"),
             "LEAGUE_GAMES": str(folder / "out" / "games"),
@@ -125,7 +111,7 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             "OTHER_BOT": str(folder / "honest" / "bot.py"),
             "SDK_FILE": str(Path(skyjo_bot.__file__)),
             "REFEREE_PID": "1",
-            "LISTENER_PORT": str(listener.getsockname()[1]),
+            "LISTENER_PORT": str(port),
             "OUTLIVE_MARK": mark,
         }
         (folder / "league.yaml").write_text(
@@ -153,8 +139,6 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             text=True,
             timeout=300,
         )
-        stop.set()
-        watcher.join()
     lines = []
     for log in sorted((folder / "out" / "logs").glob("hostile-*.log")):
         lines += log.read_text(encoding="utf-8").splitlines()

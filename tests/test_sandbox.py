@@ -12,18 +12,17 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from loopback import loopback_listener
 from skyjo_bot.address import check_address
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.sandbox import (
@@ -208,27 +207,9 @@ def test_a_bot_that_writes_a_huge_file_is_killed_at_its_file_size_limit(tmp_path
 def test_a_bot_without_network_reaches_only_the_referee(tmp_path: Path) -> None:
     if network_isolation()[1] is not None:
         pytest.skip(f"no network namespaces here: {network_isolation()[1]}")
-    accepted: list[object] = []
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(0.2)
-        stop = threading.Event()
-
-        def accept() -> None:
-            while not stop.is_set():
-                try:
-                    accepted.append(listener.accept())
-                except TimeoutError:
-                    continue
-
-        watcher = threading.Thread(target=accept, daemon=True)
-        watcher.start()
-        port = listener.getsockname()[1]
+    with loopback_listener() as (port, accepted):
         write_league(tmp_path, "network: false", extra_env=f"MISBEHAVE: network, LISTENER_PORT: {port}")
-        try:
-            faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "network blocked: ")
-        finally:
-            stop.set()
-            watcher.join()
+        faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "network blocked: ")
     assert accepted == []  # the listener on loopback was never reached
     # isolated: a loopback of its own, where nothing listens; else no interface at all
     assert any("Network is unreachable" in f or "Connection refused" in f for f in faults), faults

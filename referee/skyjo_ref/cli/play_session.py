@@ -25,9 +25,9 @@ from skyjo_bot.loader import load_bot
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli.play_view import HumanBot
-from skyjo_ref.execution.lineup import MATCH_RESTARTS, LineupError, wait_bot_connected
+from skyjo_ref.execution.lineup import LineupError, seat_pool, wait_bot_connected
 from skyjo_ref.execution.pool import BotPool
-from skyjo_ref.execution.types import FaultList, QuietNotes, RunUnfinished
+from skyjo_ref.execution.types import RunUnfinished
 from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.server.client import FinishedGame, MatchClient, RefereeError
@@ -119,23 +119,12 @@ async def play(
             client_task = asyncio.create_task(client.run())
             seats: list[SeatSpec] = []
             bot_names = [n for i, n in enumerate(names) if i != seat]
-            pool = BotPool(  # the one way bot processes start; the bots of your own game are not isolated
-                [
-                    dataclasses.replace(spec, name=name)
-                    for spec, name in zip(bots, bot_names)
-                    if spec.managed and not (in_process and spec.kind == "python")
-                ],
-                address=address,
-                issue_token=matches.issue_token,
-                wait_connected=None,  # below: a process that exits first is a PlayError with its output
-                store=FaultList(),
-                observer=QuietNotes(),  # crashes are told after the game
-                log_dir=log_dir,
-                connect_timeout_s=CONNECT_TIMEOUT_S,
-                max_restarts=MATCH_RESTARTS,
-                log_name=lambda name, number: f"{name.replace(' ', '-')}.log",
-                replace_given_up=False,
-            )
+            managed_seats = [
+                dataclasses.replace(spec, name=name)
+                for spec, name in zip(bots, bot_names)
+                if spec.managed and not (in_process and spec.kind == "python")
+            ]
+            pool = seat_pool(managed_seats, address, matches.issue_token, log_dir)  # your own bots: not isolated
             for spec, name in zip(bots, bot_names):
                 if spec.builtin is not None:
                     seats.append(SeatSpec.of_builtin(spec.builtin, name))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -145,19 +145,7 @@ async def play_lineup(
                 for slot, name in enumerate(lineup.seat_names)
                 if lineup.bots[lineup.slot_bot[slot]].managed and not in_process_seat(lineup, slot, in_process)
             ]
-            pool = BotPool(
-                seat_specs,
-                address=address,
-                issue_token=client.issue_token,
-                wait_connected=None,  # below: a process that exits first is a LineupError with its output
-                store=FaultList(),
-                observer=QuietNotes(),  # a match tells each bot's crashes after its table (cli/failures.py)
-                log_dir=log_dir,
-                connect_timeout_s=CONNECT_TIMEOUT_S,
-                max_restarts=MATCH_RESTARTS,
-                log_name=lambda seat, number: f"{_file_name(seat)}.log",
-                replace_given_up=False,  # a match's seats hold their tokens for the whole match
-            )
+            pool = seat_pool(seat_specs, address, client.issue_token, log_dir)
             seats: list[SeatSpec] = []
             waits: list[tuple[str, str, ManagedBot | None]] = []
             for slot, name in enumerate(lineup.seat_names):
@@ -237,6 +225,27 @@ async def play_lineup(
     crashes = {name: list(p.faults) for name, p in managed.items() if p.faults}
     logs = {name: p.log_path for name, p in managed.items() if p.log_path is not None}
     return LineupResult(lineup, seed, records, end, faults, crashes, logs)
+
+
+def seat_pool(
+    seats: Sequence[BotSpec], address: str, issue_token: Callable[[str], Awaitable[str]], log_dir: Path | None
+) -> BotPool:
+    """The bot pool of a match's (or a person's game's) seats, each ``BotSpec`` named after its seat: one process
+    a seat for the whole match (it holds its token throughout, so a process that gives up is not replaced),
+    its output in ``log_dir/SEAT.log``; crashes are told after the match, not as they come."""
+    return BotPool(
+        seats,
+        address=address,
+        issue_token=issue_token,
+        wait_connected=None,  # the caller waits: a process that exits first is an error with its output
+        store=FaultList(),
+        observer=QuietNotes(),
+        log_dir=log_dir,
+        connect_timeout_s=CONNECT_TIMEOUT_S,
+        max_restarts=MATCH_RESTARTS,
+        log_name=lambda seat, number: f"{_file_name(seat)}.log",
+        replace_given_up=False,
+    )
 
 
 def in_process_seat(lineup: Lineup, slot: int, in_process: bool) -> bool:
