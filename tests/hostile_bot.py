@@ -27,13 +27,14 @@ def report(name: str, succeeded: bool, detail: str) -> None:
 
 
 def attempt(path: str, mode: str = "r") -> str | None:
-    """None if ``path`` opened in ``mode``, else why not."""
+    """None if the existing file ``path`` opened for reading (``r``, ``rb``) or for appending (``a``: it must exist;
+    a file of the same name made in the bot's own /tmp is no attack), else why not."""
     try:
-        with open(path, mode) as handle:
-            if "r" in mode:
+        if "a" in mode:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+        else:
+            with open(path, mode) as handle:
                 handle.read(64)
-            else:
-                handle.write("")
     except OSError as exc:
         return f"{type(exc).__name__}: {exc.strerror}"
     return None
@@ -47,8 +48,11 @@ def _cmdline(pid: int) -> bytes:
 
 
 def foreign_pids() -> list[int]:
-    """The processes this one can see that are not itself or its own children."""
+    """The processes this one can see that are not itself, its own children or its own sandbox's init (bubblewrap's
+    PID 1, with no capabilities: signalling or tracing it reaches nothing but this bot's own sandbox)."""
     mine = {os.getpid()}
+    if _cmdline(1).startswith(b"bwrap\0"):
+        mine.add(1)
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) not in mine:
@@ -90,7 +94,7 @@ def attacks() -> None:
     report("read-referee", bool(readable or referee), f"readable: {readable}; referee processes visible: {referee}")
 
     libc = ctypes.CDLL(None, use_errno=True)
-    traced = [pid for pid in [1, *pids] if libc.ptrace(16, pid, None, None) == 0]  # PTRACE_ATTACH
+    traced = [pid for pid in pids if libc.ptrace(16, pid, None, None) == 0]  # PTRACE_ATTACH
     report("ptrace", bool(traced), f"attached to {traced}")
 
     leaked = [k for k in ("RUNNER_SECRET", "GITHUB_SHA") if k in ENV]
@@ -118,11 +122,11 @@ def attacks() -> None:
     problem = attempt(ENV["OTHER_BOT"])
     report("read-other-bot", problem is None, problem or "read the other bot's source")
 
-    try:
+    try:  # the referee's pid on the host, as an author could guess it
         os.kill(int(ENV["REFEREE_PID"]), signal.SIGKILL)
         report("kill-referee", True, f"SIGKILL sent to pid {ENV['REFEREE_PID']}")
     except OSError as exc:
-        report("kill-referee", False, f"{type(exc).__name__}: {exc.strerror}")
+        report("kill-referee", False, f"pid {ENV['REFEREE_PID']}: {type(exc).__name__}: {exc.strerror}")
 
     held = []
     address = ENV["SKYJO_ADDR"].removeprefix("unix:")

@@ -60,6 +60,7 @@ class League:
     lines: list[str]  # the hostile bot's output, all processes
     outlive_mark: str
     accepted: list[object]
+    config_text: str
 
 
 def running_with(mark: str) -> list[int]:
@@ -110,17 +111,17 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             "LEAGUE_STORE": str(folder / "out" / "results.sqlite"),
             "OTHER_BOT": str(folder / "honest" / "bot.py"),
             "SDK_FILE": str(Path(skyjo_bot.__file__)),
-            "REFEREE_PID": "1",
+            "REFEREE_PID": str(os.getpid()),  # a host pid: the referee's is the next ones
             "LISTENER_PORT": str(port),
             "OUTLIVE_MARK": mark,
         }
-        (folder / "league.yaml").write_text(
+        config_text = (
             "name: hostile\nplayers_per_game: 2\ndeals: 3\nseed: 7\nconcurrency: 1\noutput: out\n"
             "time_control: {decision_ms: 5000, grace_ms: 5000}\nrating: {bootstrap: 0}\nbots:\n"
             f"  - {{name: hostile, python: hostile/bot.py, env: {json.dumps(env)}}}\n"
-            "  - {name: honest, python: honest/bot.py}\n",
-            encoding="utf-8",
+            "  - {name: honest, python: honest/bot.py}\n"
         )
+        (folder / "league.yaml").write_text(config_text, encoding="utf-8")
         if as_user:
             for path in [folder, *folder.rglob("*")]:
                 os.chown(path, 65534, 65534)
@@ -142,7 +143,7 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     lines = []
     for log in sorted((folder / "out" / "logs").glob("hostile-*.log")):
         lines += log.read_text(encoding="utf-8").splitlines()
-    yield League(folder, result, lines, mark, accepted)
+    yield League(folder, result, lines, mark, accepted, config_text)
     for pid in running_with(f"sleep\0{mark}"):  # never leave one behind, even when a test failed
         os.kill(pid, 9)
 
@@ -156,6 +157,8 @@ def test_the_run_finishes_with_every_game_stored_and_the_honest_bot_untouched(le
         faults = db.execute("SELECT bot, kind, detail FROM faults").fetchall()
     assert len(honest) == 6 and all(strikes == 0 and forfeit == 0 for strikes, forfeit in honest), honest
     assert not [f for f in faults if f[0] == "honest"], faults
+    assert (league.folder / "honest" / "bot.py").read_bytes() == MINIMAL.read_bytes()
+    assert (league.folder / "league.yaml").read_text(encoding="utf-8") == league.config_text
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
