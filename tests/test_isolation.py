@@ -28,7 +28,6 @@ from skyjo_ref.sandbox import isolation_problem
 REPO = Path(__file__).resolve().parents[1]
 MINIMAL = REPO / "examples" / "python" / "minimal_bot.py"
 
-pytestmark = pytest.mark.skipif(isolation_problem() is not None, reason=f"cannot isolate here: {isolation_problem()}")
 
 ATTACKS = (
     "read-token",
@@ -95,6 +94,8 @@ def as_user_problem() -> str | None:
 @pytest.fixture(scope="module", params=["root", "user"])
 def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     """The league as root (as CI runs it), and as an unprivileged user where the machine allows it."""
+    if (problem := isolation_problem()) is not None:
+        pytest.skip(f"cannot isolate bots here: {problem}")
     as_user = request.param == "user"
     if as_user and (why := as_user_problem()) is not None:
         pytest.skip(f"the league as an unprivileged user: {why}")
@@ -196,3 +197,49 @@ def test_the_bots_see_no_runner_environment_and_an_unprivileged_uid(league: Leag
     cgroups as root would); here the host's view: its processes ran as an unprivileged uid."""
     assert any(line.startswith("ATTACK runner-environment blocked") for line in league.lines)
     assert os.geteuid() != 0 or not any("SUCCEEDED" in line for line in league.lines)
+
+
+def league_without_bubblewrap(folder: Path, isolation: str) -> subprocess.CompletedProcess[str]:
+    """A two-bot league run where bubblewrap cannot be found (a PATH without it), as on a machine without it."""
+    shutil.copy(MINIMAL, folder / "bot.py")
+    (folder / "league.yaml").write_text(
+        f"name: bare\n{isolation}players_per_game: 2\ndeals: 1\noutput: out\nrating: {{bootstrap: 0}}\n"
+        "bots:\n  - {name: mine, python: bot.py}\n  - {name: greedy, builtin: greedy}\n",
+        encoding="utf-8",
+    )
+    (folder / "bin").mkdir()
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=folder,
+        env={**os.environ, "PATH": str(folder / "bin")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_league_that_cannot_isolate_says_so_in_one_line_and_plays() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="skyjo-bare-"))
+    try:
+        result = league_without_bubblewrap(folder, "")
+        assert result.returncode == 0, result.stderr
+        notes = [line for line in result.stderr.splitlines() if "not isolated" in line]
+        assert notes == [
+            "note: bots are not isolated: bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+        ]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_league_that_asks_for_isolation_where_there_is_none_fails_before_any_game() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="skyjo-bare-"))
+    try:
+        result = league_without_bubblewrap(folder, "isolation: strict\n")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip().splitlines() == [
+            "error: league.yaml:2: isolation: cannot be enforced on this machine: "
+            "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+        ]
+        assert not (folder / "out" / "results.sqlite").exists()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

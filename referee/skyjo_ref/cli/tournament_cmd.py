@@ -126,6 +126,8 @@ def tournament(
     check_json_target(json_file)
     check_markdown_target(markdown_file, json_file)
     store = _open_store(config, new, stderr)
+    if config.isolation_note is not None:  # never silently weaker: say why the bots are not isolated
+        stderr.print(f"note: {config.isolation_note}", highlight=False, markup=False, soft_wrap=True)
     _warn_tight_clock(config, concurrency, stderr)
     if not errors.DEBUG:  # the tournament reports bot process faults itself (notes, and the store)
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
