@@ -237,4 +237,4 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 def table_console(stderr: bool = False) -> Console:
     """Where tables go; in a pipe or a CI log, wide enough that no column is cut."""
     console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=200)
+    return console if console.is_terminal else Console(stderr=stderr, width=200, soft_wrap=True)

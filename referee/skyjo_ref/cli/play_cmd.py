@@ -29,6 +29,7 @@ from skyjo_ref.cli.options import (
     referee_from_cli,
     rules_from_cli,
 )
+from skyjo_ref.cli.plain import console as cli_console
 from skyjo_ref.cli.play_session import PlayError, play
 from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.records import save
@@ -104,7 +105,7 @@ def play_command(
         saved.append(path)
 
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
-    console = Console(highlight=False)
+    console = cli_console(highlight=False)
     human = HumanBot(console, name=name)
     try:
         outcome = asyncio.run(
@@ -127,7 +128,8 @@ def play_command(
     stderr = Console(stderr=True, soft_wrap=True)
     report_failures(stderr, outcome.records, outcome.seat_names, outcome.crashes, outcome.log_paths)
     for path in saved:
-        console.print(f"Game record: {path} (skyjo-ref replay {path})", highlight=False, markup=False)
+        # never split, even on a narrow terminal: the command is there to be pasted
+        console.print(f"Game record: {path} (skyjo-ref replay {path})", highlight=False, markup=False, soft_wrap=True)
     if outcome.interrupted:
         stderr.print(f"interrupted after {outcome.games} finished game(s)", highlight=False)
         # The prompt's reader thread is still blocked on stdin, and Python's shutdown would wait on it

@@ -35,6 +35,7 @@ from skyjo_ref.cli.options import (
     table_console,
     write_json,
 )
+from skyjo_ref.cli.plain import console as cli_console
 from skyjo_ref.cli.tournament_view import (
     PROGRESS_EVERY_GAMES,
     PROGRESS_EVERY_S,
@@ -109,7 +110,7 @@ def tournament(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
-    stderr = Console(stderr=True)
+    stderr = cli_console(stderr=True)
     stdout = table_console()
     shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
