@@ -41,6 +41,7 @@ from skyjo_ref.cli.options import (
     RulesOption,
     check_json_target,
     clock_from_cli,
+    in_process_notes,
     parse_executor,
     parse_shard,
     rules_from_cli,
@@ -187,6 +188,8 @@ def gate(
     stderr = Console(stderr=True, soft_wrap=True)
     stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
     cand, base = _spec(candidate, "candidate", in_process), _spec(baseline, "baseline", in_process)
+    for note in in_process_notes((cand, base), in_process):
+        typer.echo(note, err=True)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")

@@ -26,6 +26,7 @@ from skyjo_ref.cli.options import (
     RulesOption,
     bots_from_cli,
     folder_from_cli,
+    in_process_notes,
     referee_from_cli,
     rules_from_cli,
 )
@@ -93,6 +94,8 @@ def play_command(
     if not 1 <= len(bots) <= 7:
         raise errors.UserError(f"play needs 1 to 7 bots to play against, got {len(bots)}")
     specs = bots_from_cli(bots)
+    for note in in_process_notes(specs, in_process):
+        typer.echo(note, err=True)
     rules_in_force = rules_from_cli(rules, option or ())
     referee = referee_from_cli(referee)
     records_dir = folder_from_cli("--records", records, "skyjo-play-")

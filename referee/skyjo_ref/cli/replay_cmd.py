@@ -135,7 +135,8 @@ def _open(path: Path) -> ReplayCursor:
     try:
         return ReplayCursor(record)
     except records.RecordError as exc:
-        raise errors.UserError(f"{path}: invalid record: {exc}", exit_code=errors.EXIT_CHECK_FAILED) from None
+        # bad input (exit 2): exit 1 is replay --check's answer that a record is invalid
+        raise errors.UserError(f"{path}: invalid record: {exc}") from None
 
 
 def check_files(files: list[Path]) -> int:

@@ -45,7 +45,7 @@ from skyjo_ref.cli.tournament_view import (
 )
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
+from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
@@ -362,6 +362,20 @@ def _run(coro: Coroutine[Any, Any, runner.RunSummary]) -> runner.RunSummary:
     return run_stoppable(coro)
 
 
+def not_an_output_folder(path: Path, command: str) -> str:
+    """Why ``path`` is not a tournament's output folder; for a tournament config, which folder is (its output)."""
+    if not path.exists():
+        return f"{path}: no such folder: expected a tournament's output folder (the one holding results.sqlite)"
+    output = output_folder_of(path) if path.is_file() else None
+    if output is None:
+        return f"{path}: is a file: expected a tournament's output folder (the one holding results.sqlite)"
+    try:
+        shown = output.relative_to(Path.cwd())
+    except ValueError:
+        shown = output
+    return f"{path} is a tournament config; {command} wants the tournament's output folder: skyjo-ref {command} {shown}"
+
+
 def ratings(
     folder: Annotated[Path, typer.Argument(help="A tournament's output folder (holding results.sqlite).")],
     json_file: Annotated[
@@ -384,7 +398,7 @@ def ratings(
     check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
     if not folder.is_dir():
-        raise errors.UserError(f"{folder}: no such folder: expected a tournament output folder")
+        raise errors.UserError(not_an_output_folder(folder, "ratings"))
     try:
         store = Store(folder, create=False)
     except StoreError as exc:

@@ -1,0 +1,88 @@
+"""Small command-line promises of issue 22: what a command refuses or says instead of doing something else quietly.
+Real commands as subprocesses (Typer's runner where nothing is played)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from skyjo_ref.cli import errors
+from skyjo_ref.cli.app import app
+from test_tournament_run import cli, write_config
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _refusal(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert isinstance(result.exception, errors.UserError), (result.exit_code, result.output, result.exception)
+    assert result.exception.exit_code == errors.EXIT_USAGE
+    return str(result.exception)
+
+
+def test_match_with_one_bot_is_refused_and_says_how_to_play_it_against_itself() -> None:
+    message = _refusal("match", "greedy", "--games", "4")
+    assert message == (
+        "match needs at least two bots, got one (greedy); to play a bot against itself, "
+        "name it twice: skyjo-ref match greedy greedy"
+    )
+
+
+def test_ratings_of_a_config_file_names_the_output_folder_it_wants(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "  - {name: a, builtin: greedy}\n  - {name: b, builtin: random}\n")
+    done = cli("ratings", "league.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: league.yaml is a tournament config; ratings wants the tournament's output folder: skyjo-ref ratings out"
+    )
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n", encoding="utf-8")
+    assert (
+        "notes.txt: is a file: expected a tournament's output folder" in cli("ratings", str(other), cwd=tmp_path).stderr
+    )
+    assert config.exists()
+
+
+def test_a_one_bot_config_does_not_suggest_an_invalid_players_per_game(tmp_path: Path) -> None:
+    write_config(tmp_path, "  - {name: a, builtin: greedy}\n")
+    done = cli("tournament", "league.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "only 1 bot: expected at least 2 bots" in done.stderr
+    assert "at most 1" not in done.stderr
+
+
+def test_in_process_says_which_bots_it_leaves_as_processes(tmp_path: Path) -> None:
+    command = f"cmd:{sys.executable} -m skyjo_bot run {ROOT / 'examples' / 'python' / 'minimal_bot.py'}"
+    done = cli("match", command, "greedy", "--games", "2", "--seed", "1", "--in-process", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"note: --in-process plays only Python bot files in this process; {command} runs as its own process as before"
+        in done.stderr.splitlines()
+    )
+
+
+def test_serve_prints_its_address_and_control_token_on_stdout_for_scripts() -> None:
+    env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skyjo_ref", "serve", "--address", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    found = re.fullmatch(r"SKYJO_REFEREE=(127\.0\.0\.1:\d+) SKYJO_CONTROL_TOKEN=(\S+)\n", line)
+    assert found is not None, line
+    assert f"listening on {found.group(1)}" in err and f"control token: {found.group(2)}" in err
+    assert out == ""
