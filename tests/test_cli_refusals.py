@@ -86,3 +86,34 @@ def test_serve_prints_its_address_and_control_token_on_stdout_for_scripts() -> N
     assert found is not None, line
     assert f"listening on {found.group(1)}" in err and f"control token: {found.group(2)}" in err
     assert out == ""
+
+
+def test_a_shard_that_would_play_nothing_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    write_config(tmp_path, "  - {name: a, builtin: greedy}\n  - {name: b, builtin: random}\n", deals=2)  # 2 blocks
+    done = cli("tournament", "league.yaml", "--shard", "3/3", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "error: --shard 3/3: this league has 2 duplicate blocks (a table and a deal, never split), "
+        "so shard 3 would play nothing: expected at most 2 shards"
+    )
+    assert not any(tmp_path.glob("out*"))
+
+
+def test_merge_of_a_gate_s_store_with_a_tournament_s_says_which_is_which(tmp_path: Path) -> None:
+    from skyjo_ref.tournament.store import Store
+
+    with Store(tmp_path / "league") as store:
+        store.bind({"rules": {}, "players_per_game": 2, "seed": 5})
+    with Store(tmp_path / "gate") as store:
+        store.bind({"format": "skyjo-gate/1", "rules": {}, "players_per_game": 2, "seed": 5, "alpha": 0.05})
+    with Store(tmp_path / "gate2") as store:
+        store.bind({"format": "skyjo-gate/1", "rules": {}, "players_per_game": 2, "seed": 5, "alpha": 0.1})
+    done = cli("merge", "out", "league", "gate", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: gate cannot be merged with league: gate is a gate's store and league a tournament's; "
+        "expected the shards of one gate or of one tournament"
+    )
+    done = cli("merge", "out", "gate", "gate2", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "error: gate2 cannot be merged with gate: alpha differs (gate2 has 0.1, gate has 0.05)" in done.stderr

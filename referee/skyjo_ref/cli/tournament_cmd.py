@@ -47,7 +47,8 @@ from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
-from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.league import league_games
+from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import Tables, compute
 
@@ -118,6 +119,11 @@ def tournament(
         config = load_config(config_file, output=output)
     except ConfigError as exc:
         raise errors.UserError(str(exc)) from None
+    if shard is not None:
+        try:
+            shard.check(league_games(config.tables(), config.players_per_game, config.deals))
+        except ShardError as exc:
+            raise errors.UserError(str(exc)) from None
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     executor = parse_executor(executor_text)
