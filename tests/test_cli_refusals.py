@@ -117,3 +117,17 @@ def test_merge_of_a_gate_s_store_with_a_tournament_s_says_which_is_which(tmp_pat
     done = cli("merge", "out", "gate", "gate2", cwd=tmp_path)
     assert done.returncode == 2
     assert "error: gate2 cannot be merged with gate: alpha differs (gate2 has 0.1, gate has 0.05)" in done.stderr
+
+
+def test_a_gate_shard_s_progress_and_summary_show_no_verdict_and_its_own_stop_bounds(tmp_path: Path) -> None:
+    args = ("gate", "random", "greedy", "--preset", "gain", "--option", "end_score=30", "--shard", "1/2")
+    done = cli(*args, "--out", "s1", "--progress-every", "10", "--markdown", "summary.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    progress = [line for line in done.stderr.splitlines() if line.startswith("games ")]
+    assert progress, done.stderr
+    for line in progress:
+        assert "(-1.47, 1.47)" in line and "shard 1/2: no verdict (the merged shards decide)" in line, line
+        assert "accepted" not in line and "rejected" not in line, line
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## ⏸️ Gate shard 1/2 done: `random` vs `greedy`"), summary
+    assert "| Verdict | **none**: shard 1/2" in summary and "rejected" not in summary
