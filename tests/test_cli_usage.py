@@ -51,11 +51,19 @@ def test_typer_s_runner_gets_the_same_one_line_usage_error() -> None:
     assert result.output.strip() == "error: --games 0: expected a whole number of at least 1"
 
 
-def test_long_messages_are_not_wrapped_at_80_columns_off_a_terminal(tmp_path: Path) -> None:
-    deep = tmp_path / ("a-long-folder-name-" * 5) / "league.yaml"
-    done = _run("tournament", str(deep))
-    assert done.returncode == 2
-    assert len(done.stderr.splitlines()) == 1 and str(deep) in done.stderr, done.stderr
+def test_long_lines_are_not_wrapped_at_80_columns_off_a_terminal(tmp_path: Path) -> None:
+    folder = tmp_path / ("a-long-folder-name-" * 5) / "out"
+    (tmp_path / "league.yaml").write_text(
+        f"name: t\ndeals: 1\nrules: {{preset: official, end_score: 30}}\noutput: {folder}\n"
+        "bots:\n  - {name: a, builtin: greedy}\n  - {name: b, builtin: random}\n",
+        encoding="utf-8",
+    )
+    done = _run("tournament", "league.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert any(line.endswith(f"results in {folder}") for line in done.stderr.splitlines()), done.stderr
+    missing = _run("tournament", str(folder / "league.yaml"))
+    assert missing.returncode == 2
+    assert len(missing.stderr.splitlines()) == 1 and str(folder) in missing.stderr, missing.stderr
 
 
 @pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "terminal-100-columns"])
