@@ -233,3 +233,33 @@ def test_the_sdk_runner_says_where_the_syntax_error_is(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert out.stderr.strip() == f"error: {bot}:2: SyntaxError: expected ':'"
+
+
+ILLEGAL_SWAP = textwrap.dedent(
+    """\
+    from skyjo_bot import Action, Bot, DecisionKind
+
+
+    class Swapper(Bot):
+        def decide(self, view):
+            if view.decision == DecisionKind.SWAP_OR_REVEAL:
+                return Action.swap(99)
+            return view.legal_actions[0]
+    """
+)
+
+
+def test_an_illegal_action_the_sdk_refuses_is_blamed_on_the_bot_s_line_and_says_what_was_played(
+    tmp_path: Path,
+) -> None:
+    bot = tmp_path / "swapper.py"
+    bot.write_text(ILLEGAL_SWAP, encoding="utf-8")
+    out = skyjo("match", str(bot), "greedy", "--games", "2", "--seed", "1", "--logs", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    message = one_line(out.stderr)
+    assert f"got 99 (at {bot}:7 in decide)" in message, message
+    assert "skyjo_bot/types.py" not in message
+    played = re.search(
+        r"swapper: first failure in game 1, round 1, swap_or_reveal: .*; the referee played (.+?) instead", message
+    )
+    assert played is not None and re.fullmatch(r"reveal \d+", played.group(1)), message

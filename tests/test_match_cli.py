@@ -56,7 +56,8 @@ def test_random_vs_greedy_is_fast_deterministic_and_writes_json_and_records(tmp_
     lo, hi = bots["greedy"]["win_rate_ci"]
     assert lo <= bots["greedy"]["win_rate"] <= hi
     assert summary["verdict"]["better"] == "greedy" and summary["verdict"]["blocks"] == 20
-    assert "greedy is better than random" in out.stdout
+    assert "greedy is better than random: Elo +" in out.stdout and ", LOS " in out.stdout
+    assert summary["verdict"]["elo_diff_ci"][0] > 0 and summary["verdict"]["los"] > 0.975
     files = sorted((tmp_path / "games").glob("*.json"))
     assert len(files) == 40
     for path in files[:5]:

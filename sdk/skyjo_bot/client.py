@@ -556,12 +556,19 @@ def _decision_key(request: pb.DecisionRequest) -> bytes:
     )
 
 
+#: The SDK's own folder: an exception raised in it (``Action.swap(99)`` checks its argument) is blamed on the bot's
+#: line that called it, which is the line to fix.
+_SDK_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def _raised_at(exc: BaseException) -> str:
-    """`` (at bot.py:12 in decide)``: where the exception was raised, so the referee can show it."""
+    """`` (at bot.py:12 in decide)``: the bot's innermost line the exception passed through (not the SDK's), so the
+    referee can show it."""
     frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+    mine = [frame for frame in frames if not os.path.abspath(frame.filename).startswith(_SDK_DIR)]
+    if not (mine or frames):
         return ""
-    last = frames[-1]
+    last = (mine or frames)[-1]
     return f" (at {last.filename}:{last.lineno} in {last.name})"
 
 

@@ -44,7 +44,8 @@ def first_failures(records: Sequence[dict[str, Any]], seat_names: Sequence[str])
             if strike.get("decision"):
                 where += f", {strike['decision']}"
             detail = strike.get("detail") or strike.get("answered") or ""
-            found[name] = f"{where}: {strike.get('reason', 'strike')}: {detail}"
+            instead = f"; the referee played {strike['played']} instead" if strike.get("played") else ""
+            found[name] = f"{where}: {strike.get('reason', 'strike')}: {detail}{instead}"
         for entry in meta.get("forfeited", []):
             name = seat_name(int(entry.get("seat", -1)))
             if name not in found:

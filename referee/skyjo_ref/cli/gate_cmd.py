@@ -42,6 +42,7 @@ from skyjo_ref.cli.options import (
     RulesOption,
     check_json_target,
     clock_from_cli,
+    in_process_notes,
     isolation_from_cli,
     parse_executor,
     parse_shard,
@@ -195,6 +196,8 @@ def gate(
     isolation = isolation_from_cli(isolation_text, stderr)
     cand = _spec(candidate, "candidate", in_process, isolation)
     base = _spec(baseline, "baseline", in_process, isolation)
+    for note in in_process_notes((cand, base), in_process):
+        typer.echo(note, err=True)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")

@@ -37,6 +37,7 @@ from skyjo_ref.cli.options import (
     check_json_target,
     clock_from_cli,
     folder_from_cli,
+    in_process_notes,
     parse_executor,
     referee_from_cli,
     rules_from_cli,
@@ -136,6 +137,13 @@ def match(
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     specs = bots_from_cli(bots)
+    if len(specs) == 1:  # a typo'd or forgotten second bot would otherwise quietly play a mirror match
+        raise errors.UserError(
+            f"match needs at least two bots, got one ({bots[0]}); to play a bot against itself, "
+            f"name it twice: skyjo-ref match {bots[0]} {bots[0]}"
+        )
+    for note in in_process_notes(specs, in_process):
+        typer.echo(note, err=True)  # one line, never wrapped
     rule_set = rules_from_cli(rules, option or [])
     n = players_per_game if players_per_game is not None else max(2, len(specs))
     try:

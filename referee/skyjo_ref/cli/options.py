@@ -185,6 +185,19 @@ def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
         raise errors.UserError(str(exc)) from None
 
 
+def in_process_notes(specs: Iterable[BotSpec], in_process: bool) -> list[str]:
+    """What ``--in-process`` leaves as it was, said rather than silently ignored: only Python bot files move into
+    the command's process (built-in bots always play there)."""
+    if not in_process:
+        return []
+    return [
+        f"note: --in-process plays only Python bot files in this process; {spec.text} "
+        + ("connects by itself as before" if spec.kind == "remote" else "runs as its own process as before")
+        for spec in specs
+        if spec.kind in ("command", "remote")
+    ]
+
+
 def referee_from_cli(address: str | None) -> str | None:
     """``--referee ADDR``, checked before anything starts (UserError saying the forms expected)."""
     if address is None:
@@ -262,4 +275,4 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 def table_console(stderr: bool = False) -> Console:
     """Where tables go; in a pipe or a CI log, wide enough that no column is cut."""
     console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=200)
+    return console if console.is_terminal else Console(stderr=stderr, width=200, soft_wrap=True)

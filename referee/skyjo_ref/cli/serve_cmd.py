@@ -112,6 +112,10 @@ async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: boo
         highlight=False,
     )
     console.print("stop with Ctrl-C or SIGTERM", highlight=False)
+    # for scripts, on stdout: one line in the names match and gate read from the environment (the control token
+    # only when it was made here: a given one is not echoed)
+    token = f" SKYJO_CONTROL_TOKEN={server.control_token}" if show_control_token else ""
+    print(f"SKYJO_REFEREE={server.address}{token}", flush=True)
     await stop.wait()
     console.print("stopping: running matches end, bots are told the session is over", highlight=False)
     await server.stop(grace=2.0)

@@ -15,10 +15,11 @@ import itertools
 import logging
 import secrets
 import socket
-from collections.abc import AsyncIterator, Mapping
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -232,6 +233,64 @@ def _bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
     return None
 
 
+#: How long a stopped referee waits for its RPC handlers to end (they end at once on their cancellation; the cap
+#: only keeps a handler that ignores it from hanging the stop).
+SETTLE_CAP_S: Final = 10.0
+
+if TYPE_CHECKING:  # generic in the type stubs only
+    _ServerInterceptor = grpc.aio.ServerInterceptor[Any, Any]
+    _MethodHandler = grpc.RpcMethodHandler[Any, Any]
+else:
+    _ServerInterceptor = grpc.aio.ServerInterceptor
+    _MethodHandler = grpc.RpcMethodHandler
+
+
+class _RpcTasks(_ServerInterceptor):
+    """Remembers the task each RPC of one server runs in, so that :meth:`RefereeServer.stop` can wait for grpc's own
+    tasks around it to finish before it returns.
+
+    Why: grpc's aio server runs each RPC as a task (``HandleExceptions[...]``) awaited by another
+    (``_schedule_rpc_coro``) that catches *everything* there, CancelledError included, and prints its traceback
+    with ``traceback.print_exc()``. ``server.stop()`` returns once the calls are over in grpc's core, possibly
+    before those tasks ran to their end; if the event loop then closes (``asyncio.run`` cancels what is left), the
+    awaiting task is cancelled at that ``await`` and the user sees a ``_schedule_rpc_coro ... CancelledError``
+    traceback (grpc/grpc#37239 is the same gap seen from the other side: stop() does not await its tasks)."""
+
+    def __init__(self) -> None:
+        # an RPC's task stays here while anything references it: while grpc's awaiting task is alive, at least
+        self.tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_MethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _MethodHandler:
+        task = asyncio.current_task()  # grpc resolves the handler inside the RPC's own task
+        if task is not None:
+            self.tasks.add(task)
+        return await continuation(handler_call_details)
+
+    async def settle(self) -> None:
+        """Once the server has stopped: wait until every RPC task of this server, and every grpc task awaiting
+        one, has finished, so that closing the loop afterwards cancels none of them where grpc prints."""
+        rpcs = set(self.tasks)
+        running = [task for task in rpcs if not task.done()]
+        if running:  # the calls are cancelled by now: each handler ends on its CancelledError
+            _, stuck = await asyncio.wait(running, timeout=SETTLE_CAP_S)
+            if stuck:  # a handler that ignores its cancellation must not hang the stop: it is reported instead
+                log.warning("%d RPC handlers still running %.0f s after the referee stopped", len(stuck), SETTLE_CAP_S)
+                return
+        # grpc's _schedule_rpc_coro tasks still suspended on one of them (private attribute of asyncio's Task,
+        # the only link to them: grpc keeps them in a local set of its serving loop)
+        awaiting = [
+            task
+            for task in asyncio.all_tasks()
+            if not task.done() and getattr(task, "_fut_waiter", None) in rpcs and task is not asyncio.current_task()
+        ]
+        if awaiting:
+            await asyncio.wait(awaiting)
+
+
 class RefereeServer:
     """A referee: ``await start()``, read ``address`` and ``control_token``, ``await stop(grace)``.
 
@@ -251,6 +310,7 @@ class RefereeServer:
         self.request_ids = itertools.count(1)  # unique across the server: a token cannot guess another's
         self._match_ids = itertools.count(1)
         self._server: grpc.aio.Server | None = None
+        self._rpc_tasks = _RpcTasks()
         self._health: AsyncHealthServicer | None = None
         self.address = ""
         self.port = 0
@@ -261,7 +321,7 @@ class RefereeServer:
 
     async def start(self) -> None:
         c = self.config
-        server = grpc.aio.server(options=grpc_server_options(c))
+        server = grpc.aio.server(options=grpc_server_options(c), interceptors=[self._rpc_tasks])
         _add_bot_service(_BotService(self), server)
         pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
         self._health = AsyncHealthServicer()
@@ -319,6 +379,7 @@ class RefereeServer:
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+            await self._rpc_tasks.settle()  # then grpc's tasks are over: closing the loop cannot make it print
 
     async def wait_for_termination(self) -> None:
         if self._server is not None:

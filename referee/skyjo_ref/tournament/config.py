@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
+import yaml
 from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
@@ -292,6 +293,8 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
             )
         seen[entry.name] = index
         bots.append(entry)
+    if len(bots) < 2:  # no table at all: suggesting players_per_game 1 would suggest another invalid config
+        raise check.fail(("bots",), f"only {len(bots)} bot: expected at least 2 bots (a game has 2 to 8 players)")
     if len(bots) < k:
         raise check.fail(
             ("players_per_game",),
@@ -746,3 +749,22 @@ def _command(check: _Checker, value: Any, path: Path_, cwd: Path, env: Mapping[s
         if shutil.which(program, path=search) is None:
             raise check.fail(path, f"{program!r} is not a command found on PATH: expected an installed program")
     return tuple(argv)
+
+
+def output_folder_of(path: Path) -> Path | None:
+    """The output folder a tournament config file names, read leniently (the config need not be valid, e.g. moved
+    away from its bots' files); None when ``path`` does not read as a tournament config. Same rule as
+    :func:`parse_config`: ``output`` relative to the file's folder, else ``runs/NAME`` beside it."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(data, dict) or "bots" not in data:
+        return None
+    base = path.resolve().parent
+    output = data.get("output")
+    if isinstance(output, str) and output.strip():
+        out = Path(output).expanduser()
+        return out if out.is_absolute() else base / out
+    name = data.get("name", path.stem)
+    return base / "runs" / str(name).replace(" ", "_")
