@@ -33,7 +33,9 @@ from skyjo_bot.types import TimeControl
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.match import GameSetup, InProcessSeat, play_game
 from skyjo_ref.records import save
-from skyjo_ref.report import ReportOptions, write_report
+from skyjo_ref.report import ReportOptions, collect, render, write_report
+from skyjo_ref.tournament import sprt
+from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -295,9 +297,26 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     assert len((page.locator("#gate polyline.llr").get_attribute("points") or "").split()) == len(history)
     assert page.locator("#gate line.bound").count() == 2
     assert page.locator("#gate rect.penta").count() == 5
-    assert "3.050 in [-2.940, 2.940] after 80 games" in page.locator("#gate-detail").inner_text()
+    facts = page.locator("#gate-facts").inner_text()
+    assert "3.050 after 80 games; Wald's bounds [-2.940, 2.940]" in facts
+    # what an older gate did not store is computed with the gate's own functions, as the command line prints it
+    o0, o1 = sprt.overshoot([v for _, v in history])
+    assert f"stop bounds\t[{-2.94 + o0:.3f}, {2.94 - o1:.3f}] (Wald's, moved in by the overshoot correction" in facts
+    est = sprt.estimate([1, 4, 10, 15, 10])
+    assert f"normalized Elo\t{est.nelo:.1f} (95%: {est.nelo - est.nelo_half:.1f} – {est.nelo + est.nelo_half:.1f})" in facts
+    assert f"LOS\t{100 * est.los:.1f}%" in facts
+    assert o0 == 0 < o1  # the LLR only rose: only the upper bound moved in, and only it is drawn twice
+    assert page.locator("#gate line.stop-bound.accept").count() == 1
+    assert page.locator("#gate line.stop-bound.reject").count() == 0
     watch.check()
     page.close()
+    # without JavaScript the verdict and the numbers are still there
+    context = browser.new_context(java_script_enabled=False)
+    bare = context.new_page()
+    bare.goto((tmp_path / "gate.html").as_uri())
+    assert bare.locator("#gate .verdict").inner_text() == "greedy vs random: accepted"
+    assert f"LOS\t{100 * est.los:.1f}%" in bare.locator("#gate-facts").inner_text()
+    context.close()
     # a report without a gate has no gate section
     plain, watch = open_page(browser, run / "report.html")
     assert plain.locator("#gate").count() == 0
