@@ -384,3 +384,294 @@ def test_the_viewer_marks_strikes_and_the_referees_actions(browser: Browser, tmp
     assert final_totals(page) == record["result"]["totals"]
     watch.check()
     page.close()
+
+
+# --------------------------------------------------------------------------------- issue 22: what people see
+
+
+class Quits(Bot):
+    """Answers wrong once in the first round, then every time: strikes in round 1, a forfeit in round 2."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if (view.round == 0 and self.calls == 5) or view.round >= 1:
+            raise ValueError("gave up")
+        return view.legal_actions[0]
+
+
+@pytest.fixture(scope="module")
+def faults_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A round robin of 66 games (more than a page of the games list) and one game a bot forfeits in round 2."""
+    folder = tmp_path_factory.mktemp("faults")
+    bots = ["greedy", "quits", "random-a", "random-b", "random-c", "random-d"]
+    store = round_robin_store(folder, bots, deals=2, pool=1)
+    seats = [InProcessSeat(Quits(), "quits"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    tc = TimeControl(decision_ms=5000, bank_ms=600_000, max_strikes=3, grace_ms=1000)
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
+        record = pool.submit(asyncio.run, play_game(GameSetup("g", seats, seed="7", time_control=tc))).result()
+    assert record["meta"]["forfeited"][0]["round"] == 1  # the second round
+    store.add_game(GameId(("greedy", "quits"), 9, 1), "s", record, 0.1)
+    store.close()
+    write_report(folder, folder / "report.html", ReportOptions(bootstrap=0))
+    return folder, record
+
+
+def position(page: Page) -> int:
+    return int(page.evaluate("() => Number(document.getElementById('v-timeline').value)"))
+
+
+def test_without_javascript_the_leaderboard_is_a_plain_table(browser: Browser, run: Path) -> None:
+    expected = json.loads(cli("ratings", str(run), "--json", "-", cwd=run.parent).stdout)
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((run / "report.html").as_uri())
+    assert "JavaScript is off" in page.locator("noscript").first.inner_text() or page.locator(".noscript").is_visible()
+    rows = page.locator("#leaderboard-table tbody tr")
+    assert rows.count() == len(expected["bots"])
+    for i, bot in enumerate(expected["bots"]):
+        row = rows.nth(i)
+        assert row.locator('[data-col="name"]').inner_text() == bot["name"]
+        assert row.locator('[data-col="elo"]').inner_text() == f"{bot['elo']:.1f}"
+        assert row.locator('[data-col="interval"]').inner_text() == f"{bot['elo_low']:.0f} – {bot['elo_high']:.0f}"
+        assert int(row.locator('[data-col="games"]').inner_text()) == bot["games"]
+    context.close()
+    # with JavaScript the same table becomes sortable, and the note is not shown
+    page, watch = open_page(browser, run / "report.html")
+    assert not page.locator(".noscript").is_visible()
+    assert page.locator("#leaderboard-table").get_attribute("data-static") is None
+    watch.check()
+    page.close()
+
+
+def test_the_games_list_shows_winner_forfeits_strikes_sorts_and_pages(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]]
+) -> None:
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "report.html", width=1400)
+    listing = page.locator("#games-table")
+    assert listing.locator("tbody tr").count() == 50
+    assert "page 1 of 2 · 61 games" in listing.locator(".page-of").first.inner_text()
+    listing.locator("button.next").first.click()
+    assert listing.locator("tbody tr").count() == 11  # not capped: every game is listed, a page at a time
+    listing.locator('th[data-sort="strikes"]').click()  # ascending, then descending
+    listing.locator('th[data-sort="strikes"]').click()
+    first = listing.locator("tbody tr").first
+    assert first.get_attribute("data-game") == "greedy+quits/9/1"
+    assert first.locator("td.forfeits").inner_text() == "quits"
+    assert first.locator("td.winner").inner_text() == "greedy"
+    assert first.locator("td.strikes").inner_text() == f"quits {len(record['meta']['strikes'])}"
+    assert "(forfeit)" in first.locator(".seat-result.forfeited").inner_text()
+    # the table stays inside its card: the page is no wider than the window
+    section = page.locator("#games").bounding_box()
+    table = listing.locator(".scroll").bounding_box()
+    assert section and table and table["x"] + table["width"] <= section["x"] + section["width"] + 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    watch.check()
+    page.close()
+
+
+@pytest.mark.parametrize("which", ["report", "single"])
+def test_at_phone_width_nothing_is_wider_than_the_screen(
+    browser: Browser, run: Path, faults_run: tuple[Path, dict[str, Any]], which: str, tmp_path: Path
+) -> None:
+    folder, record = faults_run
+    if which == "single":
+        save(record, tmp_path / "quits.json")
+        assert cli("replay", "--html", "quits.json", cwd=tmp_path).returncode == 0
+        path = tmp_path / "quits.html"
+    else:
+        path = folder / "report.html"
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    watch = Watch(page)
+    page.goto(path.as_uri())
+    if which == "report":
+        elo = page.locator("#leaderboard-table tbody tr").first.locator('[data-col="elo"]').bounding_box()
+        assert elo and elo["x"] + elo["width"] <= 390  # Elo on the first screen
+        ticks = page.locator("#history-chart text.ytick")
+        heights = ticks.evaluate_all("e => e.map(t => t.getBoundingClientRect().height)")
+        assert heights and min(heights) >= 10  # axis text at its real size, not shrunk
+        page.locator("#games-table tr[data-game]").first.locator("button.open").click()
+    page.locator("#v-last").click()
+    assert page.locator("#final-totals").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    if which == "report":
+        page.screenshot(path=str(SHOTS / "phone.png"))
+    watch.check()
+    page.close()
+
+
+def test_rounds_count_from_one_and_a_fault_opens_its_game_at_the_faulty_step(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]]
+) -> None:
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "report.html")
+    page.select_option("#bot-select", "quits")
+    strike = record["meta"]["strikes"][0]
+    row = page.locator("table.faults tbody tr").first
+    assert row.locator('[data-col="round"]').inner_text() == str(strike["round"] + 1)
+    row.locator("a.fault-link").click()
+    where = page.locator("#v-where").inner_text()
+    assert where == f"round {strike['round'] + 1}/{len(record['rounds'])}, action {strike['action']}/" + str(
+        len(record["rounds"][strike["round"]]["actions"])
+    )
+    assert "played by the referee: illegal" in page.locator(".decision").inner_text()
+    # the end of the first round says "round 1", and its scores by name
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#v-where").inner_text().startswith(f"round 1/{len(record['rounds'])}, over")
+    scores = record["rounds"][0]["result"]["scores"]
+    names = record["players"]
+    assert page.locator("#round-over").inner_text() == (
+        f"Round 1 over: {names[record['rounds'][0]['result']['finisher']]} ended it; round scores "
+        + ", ".join(f"{n} {v}" for n, v in zip(names, scores))
+        + "."
+    )
+    watch.check()
+    page.close()
+
+
+def test_the_forfeit_badge_shows_from_the_forfeit_on(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    _, record = faults_run
+    save(record, tmp_path / "quits.json")
+    assert cli("replay", "--html", "quits.json", cwd=tmp_path).returncode == 0
+    page, watch = open_page(browser, tmp_path / "quits.html")
+    forfeit = record["meta"]["forfeited"][0]
+    badge = page.locator(f'.seat[data-seat="{forfeit["seat"]}"] .mark.forfeit')
+    assert badge.count() == 0  # at the start: nothing forfeited yet
+    page.keyboard.press("ArrowDown")  # round 2, before its first action
+    for _ in range(forfeit["action"] - 1):
+        page.keyboard.press("ArrowRight")
+    assert badge.count() == 0
+    page.keyboard.press("ArrowRight")
+    assert badge.count() == 1
+    page.keyboard.press("End")
+    assert badge.count() == 1
+    watch.check()
+    page.close()
+
+
+def test_keys_step_the_viewer_only_while_it_has_focus(browser: Browser, run: Path) -> None:
+    page, watch = open_page(browser, run / "report.html", width=1300)
+    page.locator("#games-table tr[data-game]").first.locator("button.open").click()
+    page.keyboard.press("ArrowRight")
+    assert position(page) == 1  # opening a game gives the viewer focus
+    page.locator("#leaderboard h2").click()  # elsewhere on the page: keys scroll, the viewer stays
+    page.evaluate("window.scrollTo(0, 0)")
+    page.keyboard.press("PageDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("End")
+    assert position(page) == 1
+    page.wait_for_function("window.scrollY > 0")
+    page.locator("#viewer h2").click()
+    page.keyboard.press("ArrowRight")
+    assert position(page) == 2
+    watch.check()
+    page.close()
+
+
+def test_heatmap_cells_are_neutral_at_half_readable_and_carry_score_and_games(
+    browser: Browser, run: Path, tmp_path: Path
+) -> None:
+    data = collect(run, ReportOptions(bootstrap=0))
+    data["h2h"][0][1] = [8, 3, 2, 3, 1.0]  # exactly 50%: 4/8
+    data["h2h"][1][0] = [8, 3, 2, 3, 1.0]
+    (tmp_path / "h.html").write_text(render(data), encoding="utf-8")
+    page, watch = open_page(browser, tmp_path / "h.html")
+    a, b = data["bots"][0], data["bots"][1]
+    for row, col in ((a, b), (b, a)):
+        cell = page.locator(f'#h2h-grid td.cell[data-row="{row}"][data-col="{col}"]')
+        assert "level" in (cell.get_attribute("class") or "")
+        assert cell.locator(".sc").inner_text() == "4/8"
+    cells = page.locator("#h2h-grid td.cell").evaluate_all(
+        """e => e.map(c => ({score: c.dataset.score, bg: getComputedStyle(c).backgroundColor,
+                            fg: getComputedStyle(c).color, text: c.querySelector('.sc').textContent,
+                            level: c.classList.contains('level'), row: c.dataset.row, col: c.dataset.col}))"""
+    )
+
+    def rgb(text: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in text[text.index("(") + 1 : text.index(")")].split(",")[:3])
+
+    def lum(c: tuple[int, ...]) -> float:
+        lin = [(v / 255 / 12.92) if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    for cell in cells:
+        hi, lo = sorted((lum(rgb(cell["bg"])), lum(rgb(cell["fg"]))), reverse=True)
+        assert (hi + 0.05) / (lo + 0.05) >= 4.5, cell
+        i, j = data["bots"].index(cell["row"]), data["bots"].index(cell["col"])
+        games, won, drawn = data["h2h"][i][j][:3]
+        points = won + drawn / 2
+        assert cell["text"] == f"{points:g}/{games}"
+        red, _, blue = rgb(cell["bg"])
+        if not cell["level"]:  # blue ahead, orange behind: told apart without red and green
+            assert (blue > red) == (points > games / 2), cell
+    watch.check()
+    page.close()
+
+
+def test_per_bot_results_against_each_opponent(browser: Browser, run: Path) -> None:
+    data = collect(run, ReportOptions(bootstrap=0))
+    page, watch = open_page(browser, run / "report.html")
+    name = data["bots"][0]
+    page.select_option("#bot-select", name)
+    rows = page.locator("#opponents tbody tr")
+    assert rows.count() == len(data["bots"]) - 1
+    for j, other in enumerate(data["bots"]):
+        cell = data["h2h"][0][j]
+        if cell is None:
+            continue
+        row = page.locator(f'#opponents tr[data-opponent="{other}"]')
+        assert row.locator('[data-col="score"]').inner_text() == f"{cell[1] + cell[2] / 2:g}/{cell[0]}"
+    watch.check()
+    page.close()
+
+
+def test_the_viewer_plays_scrubs_links_turns_cards_up_and_charts_the_rounds(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    _, record = faults_run
+    save(record, tmp_path / "quits.json")
+    assert cli("replay", "--html", "quits.json", cwd=tmp_path).returncode == 0
+    page, watch = open_page(browser, tmp_path / "quits.html")
+    n = len(record["players"])
+    # all cards face up: the record's deck shows under the face-down cards
+    assert page.locator(".card.hidden:not(.pile)").count() == 12 * n
+    page.check("#v-faceup")
+    peeks = page.locator(".seat .card.peek").all_inner_texts()
+    assert [int(v) for v in peeks] == record["rounds"][0]["deck"][: 12 * n]
+    page.uncheck("#v-faceup")
+    # play, then pause: the position moves by itself, and stops
+    page.select_option("#v-speed", "16")
+    page.click("#v-play")
+    page.wait_for_function("Number(document.getElementById('v-timeline').value) >= 3")
+    page.click("#v-play")
+    assert page.evaluate("window.skyjoReport.view.timer") is None
+    # the timeline: drag to a step; the address bar follows; a link opens that step
+    page.locator("#v-timeline").fill("30")
+    assert position(page) == 30
+    url = page.evaluate("location.href")
+    assert url.endswith("#game=quits&step=30")
+    showing = page.locator(".seat .showing").evaluate_all("e => e.map(x => Number(x.dataset.showing))")
+    grids = page.locator(".seat .grid").evaluate_all(
+        "g => g.map(x => [...x.children].filter(c => !c.classList.contains('hidden') && !c.classList.contains('removed'))"
+        ".reduce((s, c) => s + Number(c.textContent), 0))"
+    )
+    assert showing == grids  # each seat's running visible total
+    again = browser.new_page()
+    again.goto(url)
+    assert position(again) == 30
+    again.close()
+    # the per-round chart and table: a line per seat, the record's totals at the end
+    page.keyboard.press("End")
+    assert page.locator("#score-chart polyline").count() == n
+    last = page.locator("table.round-scores tbody tr td:last-child").all_inner_texts()
+    assert [int(v) for v in last] == record["result"]["totals"]
+    watch.check()
+    page.close()
