@@ -675,3 +675,68 @@ def test_the_viewer_plays_scrubs_links_turns_cards_up_and_charts_the_rounds(
     assert [int(v) for v in last] == record["result"]["totals"]
     watch.check()
     page.close()
+
+
+@pytest.mark.parametrize("count", [20, 40])
+def test_rating_history_keeps_many_bots_apart_labelled_and_pickable(
+    browser: Browser, tmp_path: Path, count: int
+) -> None:
+    bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(count)]
+    round_robin_store(tmp_path / "many", bots, deals=1, pool=1).close()
+    write_report(tmp_path / "many", tmp_path / "many.html", ReportOptions(bootstrap=0))
+    page, watch = open_page(browser, tmp_path / "many.html", width=1400)
+    chart = page.locator("#history-chart svg")
+    strokes = chart.locator("polyline.series").evaluate_all("e => e.map(x => x.getAttribute('stroke'))")
+    assert len(strokes) == count and len(set(strokes)) == count  # every line its own colour
+    ticks = [float(t) for t in chart.locator("text.ytick").all_text_contents()]
+    step = ticks[1] - ticks[0]
+    assert step > 0 and all(abs(v / step - round(v / step)) < 1e-9 for v in ticks)  # round values
+    assert f"{step:g}".lstrip("0.")[0] in "125"
+    def inside() -> None:
+        box = chart.bounding_box()  # taken anew: a click may have scrolled the page
+        for label in chart.locator("text.label").all():
+            b = label.bounding_box()
+            assert b and box and b["y"] >= box["y"] and b["y"] + b["height"] <= box["y"] + box["height"] + 1
+            assert b["x"] + b["width"] <= box["x"] + box["width"] + 1, label.text_content()  # names not clipped
+
+    labels = chart.locator("text.label")
+    if count <= 20:
+        assert labels.count() == count
+        inside()
+    else:
+        assert labels.count() == 0  # too many to label: the legend names them, a click picks one
+    assert page.locator("#history-legend .chip").count() == count
+    page.locator(f'#history-legend .chip[data-bot="{bots[-1]}"]').click()
+    assert page.locator(f'#history-chart polyline.picked[data-bot="{bots[-1]}"]').count() == 1
+    assert page.locator("#history-chart polyline.faded").count() == count - 1
+    assert page.locator(f'#history-chart text.label[data-bot="{bots[-1]}"]').count() == 1
+    inside()
+    watch.check()
+    page.close()
+
+
+def test_histograms_keep_their_labels_whole_and_apart(browser: Browser, tmp_path: Path) -> None:
+    bots = ["greedy", "random"]
+    round_robin_store(tmp_path / "two", bots, deals=200, pool=2).close()
+    data = write_report(tmp_path / "two", tmp_path / "two.html", ReportOptions(bootstrap=0))
+    page, watch = open_page(browser, tmp_path / "two.html")
+    decisions = data["per_bot"]["greedy"]["decisions"]
+    assert max(decisions["bins"]) > 10_000  # the top label reads like 10.2k, not ".0157"
+    charts = page.locator("#bot-detail svg.chart")
+    assert charts.count() == 2
+    for k in range(2):
+        chart = charts.nth(k)
+        box = chart.bounding_box()
+        assert box is not None
+        for tick in chart.locator("text.ytick").all():
+            b = tick.bounding_box()
+            assert b and b["x"] >= box["x"]  # not cut at the left edge
+        xs = [b for b in (t.bounding_box() for t in chart.locator("text.xtick").all()) if b]
+        assert all(a["x"] + a["width"] <= c["x"] for a, c in itertools.pairwise(xs))  # no overlap
+    top = charts.nth(1).locator("text.ytick").first.text_content()
+    assert top == f"{max(decisions['bins']) / 1000:.1f}k"
+    # a log scale: a bin of a few slow decisions is still a visible bar
+    heights = charts.nth(1).locator("rect").evaluate_all("e => e.map(r => Number(r.getAttribute('height')))")
+    assert all(h >= 5 for h, c in zip(heights, decisions["bins"]) if c > 0)
+    watch.check()
+    page.close()

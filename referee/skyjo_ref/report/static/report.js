@@ -212,6 +212,14 @@
     return out;
   }
 
+  /* The width of a chart label (11 px, bold if asked), measured by the browser's own text engine. */
+  let measurer = null;
+  function textWidth(text, bold) {
+    if (!measurer) measurer = document.createElement("canvas").getContext("2d");
+    measurer.font = `${bold ? "700" : "400"} 11px ${getComputedStyle(document.body).fontFamily}`;
+    return measurer.measureText(text).width;
+  }
+
   const picked = new Set();
   function renderHistory() {
     const host = $("#history-chart");
@@ -221,9 +229,15 @@
     const n = DATA.bots.length;
     const labelAll = n <= 20;
     const shownLabels = DATA.bots.map((name, b) => labelAll || picked.has(name));
-    const longest = Math.max(0, ...DATA.bots.filter((_, b) => shownLabels[b]).map((s) => s.length));
     const W = Math.max(300, Math.min(960, host.clientWidth || 860));
-    const R = longest ? Math.min(Math.round(W * 0.35), 12 + 6.6 * longest) : 12;
+    const longest = Math.max(0, ...DATA.bots.filter((_, b) => shownLabels[b]).map((s) => textWidth(s, true)));
+    const R = longest ? Math.min(Math.round(W * 0.4), Math.ceil(longest) + 12) : 12;
+    const fit = (name) => {  // a label cut to the margin, whole in its tooltip
+      if (textWidth(name, true) <= R - 8) return name;
+      let cut = name;
+      while (cut.length > 1 && textWidth(cut + "…", true) > R - 8) cut = cut.slice(0, -1);
+      return cut + "…";
+    };
     const L = 44, T = 12, B = 34;
     const H = Math.max(W < 500 ? 240 : 320, labelAll ? 13 * n + T + B : 0);
     const vals = pts.flatMap((p) => p.elo.filter((v) => v !== null));
@@ -267,7 +281,7 @@
     ends.forEach(([yy], k) => ys.push(Math.max(yy, k ? ys[k - 1] + 12 : T + 4)));
     for (let k = ys.length - 1; k >= 0; k--) ys[k] = Math.min(ys[k], k === ys.length - 1 ? H - B : ys[k + 1] - 12);
     ends.forEach(([, name, b], k) => {
-      chart.append(svg("text", { x: W - R + 6, y: ys[k] + 4, class: "label" + (picked.has(name) ? " picked" : ""), fill: seriesColour(b), "data-bot": name }, name));
+      chart.append(svg("text", { x: W - R + 6, y: ys[k] + 4, class: "label" + (picked.has(name) ? " picked" : ""), fill: seriesColour(b), "data-bot": name }, fit(name), svg("title", {}, name)));
     });
     const legend = el("div", { class: "legend-list", id: "history-legend" }, DATA.bots.map((name, b) =>
       el("button", { class: "chip" + (picked.has(name) ? " picked" : ""), "data-bot": name, title: `highlight ${name}`,
