@@ -41,6 +41,7 @@ from skyjo_ref.tournament.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "out" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DASH = " \N{EN DASH} "  # between the ends of an interval, as the page writes them
 
 
 class Raises(Bot):
@@ -303,7 +304,8 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     o0, o1 = sprt.overshoot([v for _, v in history])
     assert f"stop bounds\t[{-2.94 + o0:.3f}, {2.94 - o1:.3f}] (Wald's, moved in by the overshoot correction" in facts
     est = sprt.estimate([1, 4, 10, 15, 10])
-    assert f"normalized Elo\t{est.nelo:.1f} (95%: {est.nelo - est.nelo_half:.1f} – {est.nelo + est.nelo_half:.1f})" in facts
+    low, high = est.nelo - est.nelo_half, est.nelo + est.nelo_half
+    assert f"normalized Elo\t{est.nelo:.1f} (95%: {low:.1f}{DASH}{high:.1f})" in facts
     assert f"LOS\t{100 * est.los:.1f}%" in facts
     assert o0 == 0 < o1  # the LLR only rose: only the upper bound moved in, and only it is drawn twice
     assert page.locator("#gate line.stop-bound.accept").count() == 1
@@ -435,7 +437,7 @@ def test_without_javascript_the_leaderboard_is_a_plain_table(browser: Browser, r
         row = rows.nth(i)
         assert row.locator('[data-col="name"]').inner_text() == bot["name"]
         assert row.locator('[data-col="elo"]').inner_text() == f"{bot['elo']:.1f}"
-        assert row.locator('[data-col="interval"]').inner_text() == f"{bot['elo_low']:.0f} – {bot['elo_high']:.0f}"
+        assert row.locator('[data-col="interval"]').inner_text() == f"{bot['elo_low']:.0f}{DASH}{bot['elo_high']:.0f}"
         assert int(row.locator('[data-col="games"]').inner_text()) == bot["games"]
     context.close()
     # with JavaScript the same table becomes sortable, and the note is not shown
@@ -660,7 +662,8 @@ def test_the_viewer_plays_scrubs_links_turns_cards_up_and_charts_the_rounds(
     assert url.endswith("#game=quits&step=30")
     showing = page.locator(".seat .showing").evaluate_all("e => e.map(x => Number(x.dataset.showing))")
     grids = page.locator(".seat .grid").evaluate_all(
-        "g => g.map(x => [...x.children].filter(c => !c.classList.contains('hidden') && !c.classList.contains('removed'))"
+        "g => g.map(x => [...x.children]"
+        ".filter(c => !c.classList.contains('hidden') && !c.classList.contains('removed'))"
         ".reduce((s, c) => s + Number(c.textContent), 0))"
     )
     assert showing == grids  # each seat's running visible total
@@ -692,6 +695,7 @@ def test_rating_history_keeps_many_bots_apart_labelled_and_pickable(
     step = ticks[1] - ticks[0]
     assert step > 0 and all(abs(v / step - round(v / step)) < 1e-9 for v in ticks)  # round values
     assert f"{step:g}".lstrip("0.")[0] in "125"
+
     def inside() -> None:
         box = chart.bounding_box()  # taken anew: a click may have scrolled the page
         for label in chart.locator("text.label").all():
