@@ -20,7 +20,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from skyjo_bot.types import TimeControl
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.match import GameSetup, InProcessSeat, play_game
 from skyjo_ref.records import save
-from skyjo_ref.report import ReportOptions, collect, render, write_report
+from skyjo_ref.report import ReportOptions, collect, render, write_game, write_report
 from skyjo_ref.tournament import sprt
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
@@ -326,11 +326,27 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     plain.close()
 
 
-def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, tmp_path: Path) -> None:
-    bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(40)]
-    round_robin_store(tmp_path / "forty", bots, deals=1, pool=1).close()
-    write_report(tmp_path / "forty", tmp_path / "forty.html", ReportOptions(bootstrap=0))
-    page, watch = open_page(browser, tmp_path / "forty.html", width=1100)
+def many_bots(count: int) -> list[str]:
+    return [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(count)]
+
+
+@functools.cache
+def many_report(count: int, folder: Path) -> Path:
+    """The report of a round robin of ``count`` bots (long names too), made once per module."""
+    round_robin_store(folder / f"many-{count}", many_bots(count), deals=1, pool=1).close()
+    write_report(folder / f"many-{count}", folder / f"many-{count}.html", ReportOptions(bootstrap=0))
+    return folder / f"many-{count}.html"
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Path]:
+    folder = tmp_path_factory.mktemp("many")
+    return lambda count: many_report(count, folder)
+
+
+def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, many: Callable[[int], Path]) -> None:
+    bots = many_bots(40)
+    page, watch = open_page(browser, many(40), width=1100)
     grid = page.locator("#h2h-grid")
     assert page.locator("#h2h-grid td.cell").count() == 40 * 39
     box = grid.bounding_box()
@@ -418,6 +434,7 @@ def faults_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     store.add_game(GameId(("greedy", "quits"), 9, 1), "s", record, 0.1)
     store.close()
     write_report(folder, folder / "report.html", ReportOptions(bootstrap=0))
+    write_game(record, "quits", folder / "quits.html")  # what replay --html writes (its CLI is tested above)
     return folder, record
 
 
@@ -475,21 +492,34 @@ def test_the_games_list_shows_winner_forfeits_strikes_sorts_and_pages(
     page.close()
 
 
-@pytest.mark.parametrize("which", ["report", "single"])
+@pytest.fixture(scope="module")
+def four_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real 4-player league (the CLI, built-in bots with long names): the widest games list."""
+    folder = tmp_path_factory.mktemp("four")
+    names = [f"{kind}-{i}-with-a-rather-long-name" for i, kind in enumerate(["greedy", "random"] * 2)]
+    bots = "".join(f"  - {{name: {n}, builtin: {n.split('-')[0]}}}\n" for n in names)
+    (folder / "league.yaml").write_text(
+        "name: four\nrules: {preset: official, end_score: 40}\nplayers_per_game: 4\ndeals: 1\nseed: 3\n"
+        f"concurrency: 2\nrating: {{bootstrap: 0}}\noutput: out\nbots:\n{bots}",
+        encoding="utf-8",
+    )
+    played = cli("tournament", "league.yaml", "--plain", cwd=folder)
+    assert played.returncode == 0, played.stderr
+    made = cli("report", "out", cwd=folder)
+    assert made.returncode == 0, made.stderr
+    return folder / "out" / "report.html"
+
+
+@pytest.mark.parametrize("which", ["report", "single", "four"])
 def test_at_phone_width_nothing_is_wider_than_the_screen(
-    browser: Browser, run: Path, faults_run: tuple[Path, dict[str, Any]], which: str, tmp_path: Path
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]], four_run: Path, which: str
 ) -> None:
-    folder, record = faults_run
-    if which == "single":
-        save(record, tmp_path / "quits.json")
-        assert cli("replay", "--html", "quits.json", cwd=tmp_path).returncode == 0
-        path = tmp_path / "quits.html"
-    else:
-        path = folder / "report.html"
+    folder, _ = faults_run
+    path = {"report": folder / "report.html", "single": folder / "quits.html", "four": four_run}[which]
     page = browser.new_page(viewport={"width": 390, "height": 844})
     watch = Watch(page)
     page.goto(path.as_uri())
-    if which == "report":
+    if which != "single":
         elo = page.locator("#leaderboard-table tbody tr").first.locator('[data-col="elo"]').bounding_box()
         assert elo and elo["x"] + elo["width"] <= 390  # Elo on the first screen
         ticks = page.locator("#history-chart text.ytick")
@@ -499,6 +529,9 @@ def test_at_phone_width_nothing_is_wider_than_the_screen(
     page.locator("#v-last").click()
     assert page.locator("#final-totals").count() == 1
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    if which == "four":  # and at a laptop's width, the 4-player games list stays inside its card
+        page.set_viewport_size({"width": 1400, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
     SHOTS.mkdir(parents=True, exist_ok=True)
     if which == "report":
         page.screenshot(path=str(SHOTS / "phone.png"))
@@ -540,10 +573,8 @@ def test_rounds_count_from_one_and_a_fault_opens_its_game_at_the_faulty_step(
 def test_the_forfeit_badge_shows_from_the_forfeit_on(
     browser: Browser, faults_run: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    _, record = faults_run
-    save(record, tmp_path / "quits.json")
-    assert cli("replay", "--html", "quits.json", cwd=tmp_path).returncode == 0
-    page, watch = open_page(browser, tmp_path / "quits.html")
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "quits.html")
     forfeit = record["meta"]["forfeited"][0]
     badge = page.locator(f'.seat[data-seat="{forfeit["seat"]}"] .mark.forfeit')
     assert badge.count() == 0  # at the start: nothing forfeited yet
@@ -638,10 +669,8 @@ def test_per_bot_results_against_each_opponent(browser: Browser, run: Path) -> N
 def test_the_viewer_plays_scrubs_links_turns_cards_up_and_charts_the_rounds(
     browser: Browser, faults_run: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    _, record = faults_run
-    save(record, tmp_path / "quits.json")
-    assert cli("replay", "--html", "quits.json", cwd=tmp_path).returncode == 0
-    page, watch = open_page(browser, tmp_path / "quits.html")
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "quits.html")
     n = len(record["players"])
     # all cards face up: the record's deck shows under the face-down cards
     assert page.locator(".card.hidden:not(.pile)").count() == 12 * n
@@ -682,12 +711,10 @@ def test_the_viewer_plays_scrubs_links_turns_cards_up_and_charts_the_rounds(
 
 @pytest.mark.parametrize("count", [20, 40])
 def test_rating_history_keeps_many_bots_apart_labelled_and_pickable(
-    browser: Browser, tmp_path: Path, count: int
+    browser: Browser, many: Callable[[int], Path], count: int
 ) -> None:
-    bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(count)]
-    round_robin_store(tmp_path / "many", bots, deals=1, pool=1).close()
-    write_report(tmp_path / "many", tmp_path / "many.html", ReportOptions(bootstrap=0))
-    page, watch = open_page(browser, tmp_path / "many.html", width=1400)
+    bots = many_bots(count)
+    page, watch = open_page(browser, many(count), width=1400)
     chart = page.locator("#history-chart svg")
     strokes = chart.locator("polyline.series").evaluate_all("e => e.map(x => x.getAttribute('stroke'))")
     assert len(strokes) == count and len(set(strokes)) == count  # every line its own colour
