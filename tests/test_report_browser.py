@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route, sync_playwright
@@ -356,6 +357,14 @@ def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, many: C
     assert min(sizes) >= 10
     tops = [b["y"] for b in (labels.nth(i).bounding_box() for i in range(40)) if b is not None]
     assert all(b - a >= 12 for a, b in itertools.pairwise(tops))  # rows do not overlap
+    # the column names stay in sight while the grid scrolls down inside its box
+    top = page.locator("#h2h-grid th.col-label").first
+    before = top.bounding_box()
+    grid.evaluate("g => { g.scrollTop = 400; }")
+    page.wait_for_function("document.getElementById('h2h-grid').scrollTop >= 400")
+    after = top.bounding_box()
+    assert before and after and abs(after["y"] - before["y"]) < 1
+    assert page.locator("#h2h-grid tbody th.row-label").first.bounding_box()["y"] < before["y"]  # type: ignore[index]
     last = page.locator(f'#h2h-grid td.cell[data-row="{bots[-1]}"][data-col="{bots[-2]}"]')
     last.click()  # scrolled into view by the click, as a user would scroll
     head = page.locator("#viewer-body .viewer-head b").inner_text()
@@ -604,6 +613,12 @@ def test_keys_step_the_viewer_only_while_it_has_focus(browser: Browser, run: Pat
     page.wait_for_function("window.scrollY > 0")
     page.locator("#viewer h2").click()
     page.keyboard.press("ArrowRight")
+    assert position(page) == 2
+    # the address names the game (its key URL-encoded: it holds + and /) and the step; reloaded, it opens there
+    key = page.locator("#viewer-body .viewer-head b").inner_text()
+    assert page.evaluate("location.hash") == f"#game={quote(key, safe='')}&step=2"
+    page.reload()
+    assert page.locator("#viewer-body .viewer-head b").inner_text() == key
     assert position(page) == 2
     watch.check()
     page.close()

@@ -352,6 +352,7 @@
     if (!host || !select) return;
     const name = select.value;
     const b = DATA.per_bot[name];
+    if (!b) { put(host, el("p", {}, "No games yet.")); return; }
     const row = DATA.leaderboard.find((r) => r.name === name);
     const t = b.totals;
     const totalLabels = t.counts.map((_, k) => `${t.lo + k * t.width}${t.width > 1 ? "–" + (t.lo + (k + 1) * t.width - 1) : ""}`);
@@ -502,10 +503,11 @@
   /* ----------------------------------------------------------------- viewer */
   const view = { key: null, record: null, table: null, round: 0, done: 0, faceUp: false, timer: null, speed: 4 };
 
-  function openGame(key, round, action) {
+  /* Open a game in the viewer, at ``round`` and ``action`` (0-based) or at ``at.step``, else at its start. */
+  function openGame(key, round, action, at) {
     const record = loaded.get(key);
     document.getElementById("viewer").scrollIntoView();
-    const at = { round: round, action: action };
+    at = at || { round: round, action: action };
     if (record) { showRecord(key, record, at); return; }
     const file = (DATA.files || {})[key];
     const host = $("#viewer-body");
@@ -786,7 +788,7 @@
   if (DATA.single) showRecord(DATA.single, loaded.get(DATA.single), at);
   else if (wanted.get("game") && (loaded.has(wanted.get("game")) || BY_KEY.has(wanted.get("game")))) {
     const key = wanted.get("game");
-    if (loaded.has(key)) { document.getElementById("viewer").scrollIntoView(); showRecord(key, loaded.get(key), at); } else openGame(key);
+    openGame(key, undefined, undefined, at);
   }
   window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA };
 })();
