@@ -779,6 +779,8 @@ def test_histograms_keep_their_labels_whole_and_apart(browser: Browser, tmp_path
             assert b and b["x"] >= box["x"]  # not cut at the left edge
         xs = [b for b in (t.bounding_box() for t in chart.locator("text.xtick").all()) if b]
         assert all(a["x"] + a["width"] <= c["x"] for a, c in itertools.pairwise(xs))  # no overlap
+        ys = sorted(b["y"] for b in (t.bounding_box() for t in chart.locator("text.ytick").all()) if b)
+        assert len(ys) >= 2 and all(c - a >= 10 for a, c in itertools.pairwise(ys))
     top = charts.nth(1).locator("text.ytick").first.text_content()
     assert top == f"{max(decisions['bins']) / 1000:.1f}k"
     # a log scale: a bin of a few slow decisions is still a visible bar

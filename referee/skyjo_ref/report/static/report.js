@@ -229,7 +229,7 @@
     const n = DATA.bots.length;
     const labelAll = n <= 20;
     const shownLabels = DATA.bots.map((name, b) => labelAll || picked.has(name));
-    const W = Math.max(300, Math.min(960, host.clientWidth || 860));
+    const W = Math.max(300, Math.min(1300, host.clientWidth || 860));
     const longest = Math.max(0, ...DATA.bots.filter((_, b) => shownLabels[b]).map((s) => textWidth(s, true)));
     const R = longest ? Math.min(Math.round(W * 0.4), Math.ceil(longest) + 12) : 12;
     const fit = (name) => {  // a label cut to the margin, whole in its tooltip
@@ -300,18 +300,15 @@
     const scale = opts.log ? (c) => Math.log10(c + 1) / Math.log10(max + 1) : (c) => c / max;
     const bw = (W - L - 4) / Math.max(counts.length, 1);
     const chart = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: "chart small fixed", role: "img", "aria-label": opts.title });
-    const yTicks = opts.log ? [1, 10, 100, 1000, 10000, 100000, 1000000].filter((v) => v <= max) : [max];
-    if (!opts.log || yTicks[yTicks.length - 1] !== max) yTicks.push(max);
-    const uniq = [...new Set(yTicks)];
-    chart.append(svg("text", { x: L - 4, y: H - B, class: "axis", "text-anchor": "end" }, 0));
-    let lastY = Infinity;
-    uniq.slice().reverse().forEach((v, k) => {
-      const yy = H - B - (H - B - T) * scale(v);
-      if (k > 0 && lastY - yy > -14 && yy - lastY < 14) return;  // no label on top of another
-      lastY = yy;
-      chart.append(svg("line", { x1: L, x2: W - 2, y1: yy, y2: yy, class: "grid" }),
-        svg("text", { x: L - 4, y: yy + 4, class: "axis ytick", "text-anchor": "end" }, compact(v)));
-    });
+    /* y labels: the maximum and 0 first, then the powers of ten (log) that keep 12 px from every kept one */
+    const yOf = (v) => H - B - (H - B - T) * scale(v);
+    const wanted = [max, 0].concat(opts.log ? [1, 10, 100, 1000, 10000, 100000, 1000000].filter((v) => v < max) : []);
+    const kept = [];
+    for (const v of wanted) if (kept.every((k) => Math.abs(yOf(k) - yOf(v)) >= 12)) kept.push(v);
+    for (const v of kept) {
+      if (v > 0) chart.append(svg("line", { x1: L, x2: W - 2, y1: yOf(v), y2: yOf(v), class: "grid" }));
+      chart.append(svg("text", { x: L - 4, y: yOf(v) + 4, class: "axis ytick", "text-anchor": "end" }, compact(v)));
+    }
     const labelChars = Math.max(1, ...labels.map((s) => String(s).length));
     const every = Math.max(1, Math.ceil((labelChars * 6 + 6) / bw));
     counts.forEach((c, k) => {
@@ -373,7 +370,7 @@
       opponentsTable(name),
       el("div", { class: "charts" },
         bars(t.counts, totalLabels, { title: `game totals (mean ${fmt(t.mean, 1)})`, width: width }),
-        bars(d.bins, timeLabels, { title: "decision time, ms (log scale: slow ones show)", cls: "bar time", log: true, width: width })),
+        bars(d.bins, timeLabels, { title: "decision time, ms (a bar: up to its label; log scale)", cls: "bar time", log: true, width: width })),
       el("h3", {}, `Faults (${b.fault_count})`),
       b.faults.length === 0 ? el("p", {}, "None.") : el("div", { class: "scroll" }, el("table", { class: "faults" },
         el("thead", {}, el("tr", {}, el("th", {}, "kind"), el("th", {}, "game"), el("th", {}, "round"), el("th", {}, "action"), el("th", {}, "detail"))),
