@@ -681,7 +681,9 @@
         el("span", { class: "log-entry" + (a.auto ? " auto" : "") }, `${r.players[a.seat]} ${actText(a)}${a.auto ? " [" + a.auto + "]" : ""}${i < view.done - 1 ? ", " : ""}`))),
       el("h3", {}, "Scores by round"),
       scoreChart(r, doneRounds));
-    if (location.hash !== hash) history.replaceState(null, "", hash);
+    if (location.hash !== hash) {
+      try { history.replaceState(null, "", hash); } catch (e) { /* a sandboxed viewer may refuse: the link above still works */ }
+    }
   }
 
   /* The viewer's frame for one record: head, controls, timeline; drawViewer fills in the position. */
