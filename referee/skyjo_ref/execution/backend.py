@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from skyjo_bot.loader import BotSpecError as LoaderError
 from skyjo_bot.loader import load_bot
@@ -40,6 +40,10 @@ from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec
 from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox, share_socket
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
+
+#: At most this many processes a bot keeps for the seatings of a block (a balanced 6-player block has 30): past it,
+#: a process that has seen a deal makes room for a fresh one.
+MAX_SEATING_PROCESSES: Final = 8
 
 
 class RefereeBackend:
@@ -90,7 +94,10 @@ class RefereeBackend:
         playing = max(len(games_of), 1)
         share = -(-concurrency * k // playing)
         wanted = {name: min(games_of.get(name, 0), concurrency, share) for name in self.pool.bots}
-        await self.pool.prepare(wanted, seatings=k)
+        blocks: dict[tuple[tuple[str, ...], int], int] = {}
+        for game in todo:  # the seatings of a block: games no process of a bot may play two of
+            blocks[game.block] = blocks.get(game.block, 0) + 1
+        await self.pool.prepare(wanted, seatings=min(max(blocks.values(), default=k), MAX_SEATING_PROCESSES))
 
     def ready(self, game: GameId) -> bool:
         for name in game.table:
