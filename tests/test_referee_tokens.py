@@ -165,11 +165,12 @@ async def _drive(address: str, control: str, matches: int, decoys: int) -> None:
         for _ in range(matches):
             for _ in range(0, decoys, 100):  # 100 at a time: a realistic burst
                 await asyncio.gather(*(client.issue_token("decoy") for _ in range(100)))
-            bot = RawBot(address, "tok-quick", give_up_at_once, "quick")
+            bot = RawBot(address, "tok-quick-0123456", give_up_at_once, "quick")
             bot.connect()
             try:
                 spec = MatchSpec(
-                    seats=(SeatSpec.of_token("tok-quick", "quick"), SeatSpec.of_builtin("greedy")), time_control=QUICK
+                    seats=(SeatSpec.of_token("tok-quick-0123456", "quick"), SeatSpec.of_builtin("greedy")),
+                    time_control=QUICK,
                 )
                 match_id = await client.start_match(spec)
                 async for _item in client.watch(match_id):
@@ -187,7 +188,8 @@ def test_a_serve_process_stays_flat_over_many_matches(tmp_path: Path) -> None:
     """
     config = tmp_path / "referee.yaml"
     config.write_text(
-        "address: 127.0.0.1:0\ncontrol_token: ctl\ntokens: {quick: tok-quick}\ntoken_idle_ms: 0\ntoken_unused_ms: 0\n"
+        "address: 127.0.0.1:0\ncontrol_token: ctl-token-0123456\ntokens: {quick: tok-quick-0123456}\n"
+        "token_idle_ms: 0\ntoken_unused_ms: 0\n"
     )
     env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
     serve = subprocess.Popen(
@@ -207,7 +209,7 @@ def test_a_serve_process_stays_flat_over_many_matches(tmp_path: Path) -> None:
         n, decoys, rounds = 2, 1500, 3  # a round issues n * decoys tokens: ~6 MiB if they were kept (~2 KiB each)
         rss = []
         for _ in range(1 + rounds):  # the first round warms up (arenas, caches, grpc's pools)
-            asyncio.run(_drive(address, "ctl", n, decoys))
+            asyncio.run(_drive(address, "ctl-token-0123456", n, decoys))
             rss.append(_rss_kib(serve.pid))
     finally:
         serve.send_signal(signal.SIGTERM)
