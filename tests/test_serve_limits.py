@@ -6,6 +6,7 @@ A real `serve` process, raw TCP sockets and a real SDK bot; the throttle against
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import re
@@ -245,3 +246,18 @@ def test_raising_the_descriptor_limit_reaches_the_hard_limit() -> None:
     soft = raise_open_files_limit()
     now_soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert soft == now_soft and (hard == resource.RLIM_INFINITY or now_soft == hard)
+
+
+def test_running_out_of_descriptors_is_a_one_line_unfinished_not_an_internal_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skyjo_ref.cli import errors
+
+    code = errors.handle_unexpected(OSError(errno.EMFILE, "Too many open files"))
+    err = capsys.readouterr().err
+    assert code == errors.EXIT_UNFINISHED == 3
+    assert err.strip().splitlines() == [
+        "error: out of file descriptors (Too many open files): finished work is kept; run again to go on, with a "
+        "higher limit (ulimit -n) or less at once (concurrency, serve --max-connections)"
+    ]
+    assert "internal error" not in err
