@@ -12,45 +12,17 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from sdk_harness import MINIMAL_BOT, NODE_DIR, RELAXED, autos, node_argv, play_match, sdk_argv, start_bot
-from skyjo_ref.match import SeatSpec
-from skyjo_ref.records import replay
-from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls
-from tls_pki import Pki, make_pki
+from sdk_harness import MINIMAL_BOT, NODE_DIR, node_argv, sdk_argv, start_bot
+from skyjo_ref.server import RefereeServer, ServerTls
+from tls_pki import Pki, make_pki, plays, tls_referee
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@asynccontextmanager
-async def tls_referee(tls: ServerTls) -> AsyncIterator[RefereeServer]:
-    server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=RELAXED, tls=tls))
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop(0.5)
-
-
-async def _plays(server: RefereeServer, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
-    """The bot started with ``env`` plays two games against greedy with no move made for it."""
-    token = server.issue_token("tls-bot")
-    bot = await start_bot(argv, "tls-bot", token, server.address, env=env, cwd=cwd)
-    try:
-        records = await play_match(server, [SeatSpec.of_token(token, "tls-bot"), SeatSpec.of_builtin("greedy")], 2)
-    finally:
-        code = await bot.stop()
-    assert code == 0, bot.text()
-    for record in records:
-        replay(record)
-        assert autos(record) == [], f"the referee played for the bot: {autos(record)}"
 
 
 async def _shut_out(server: RefereeServer, argv: list[str], env: dict[str, str]) -> str:
@@ -68,8 +40,8 @@ async def _shut_out(server: RefereeServer, argv: list[str], env: dict[str, str])
 def test_an_sdk_bot_plays_over_tls_with_the_ca_file_and_one_without_it_gets_no_session(pki: Pki) -> None:
     async def main() -> None:
         async with tls_referee(ServerTls(pki.server_cert, pki.server_key)) as server:
-            await _plays(server, sdk_argv(MINIMAL_BOT), {"SKYJO_CA_FILE": str(pki.ca)})
-            await _plays(server, sdk_argv(MINIMAL_BOT, "--ca-file", str(pki.ca)), {})  # the option, not the env
+            await plays(server, sdk_argv(MINIMAL_BOT), {"SKYJO_CA_FILE": str(pki.ca)})
+            await plays(server, sdk_argv(MINIMAL_BOT, "--ca-file", str(pki.ca)), {})  # the option, not the env
             plaintext = await _shut_out(server, sdk_argv(MINIMAL_BOT, "--give-up", "1"), {"SKYJO_CA_FILE": ""})
             assert "no session with the referee" in plaintext
             stranger = await _shut_out(
@@ -88,7 +60,7 @@ def test_a_referee_that_requires_client_certificates_seats_only_bots_that_have_o
                 "SKYJO_CLIENT_CERT": str(pki.client_cert),
                 "SKYJO_CLIENT_KEY": str(pki.client_key),
             }
-            await _plays(server, sdk_argv(MINIMAL_BOT), with_cert)
+            await plays(server, sdk_argv(MINIMAL_BOT), with_cert)
             await _shut_out(server, sdk_argv(MINIMAL_BOT, "--give-up", "1"), {"SKYJO_CA_FILE": str(pki.ca)})
 
     asyncio.run(main())
@@ -104,7 +76,7 @@ def test_the_node_bot_plays_over_tls_with_a_client_certificate(pki: Pki) -> None
                 "SKYJO_CLIENT_CERT": str(pki.client_cert),
                 "SKYJO_CLIENT_KEY": str(pki.client_key),
             }
-            await _plays(server, argv, env, cwd=NODE_DIR)
+            await plays(server, argv, env, cwd=NODE_DIR)
             text = await _shut_out(server, argv, {"SKYJO_CA_FILE": str(pki.ca)})  # no client certificate
             assert "giving up" in text
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from sdk_harness import RELAXED, autos, play_match, start_bot
+from skyjo_ref.match import SeatSpec
+from skyjo_ref.records import replay
+from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls
 
 
 @dataclass(frozen=True)
@@ -17,6 +24,14 @@ class Pki:
     client_cert: Path
     client_key: Path
     other_ca: Path  # a CA that signed nothing here: trusting it must fail
+
+    def bot_env(self) -> dict[str, str]:
+        """A bot's environment for mutual TLS: the referee's CA and the bot's certificate and key."""
+        return {
+            "SKYJO_CA_FILE": str(self.ca),
+            "SKYJO_CLIENT_CERT": str(self.client_cert),
+            "SKYJO_CLIENT_KEY": str(self.client_key),
+        }
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -62,3 +77,27 @@ def make_pki(folder: Path) -> Pki:
         client_key=folder / "bot.key",
         other_ca=folder / "other-ca.pem",
     )
+
+
+@asynccontextmanager
+async def tls_referee(tls: ServerTls) -> AsyncIterator[RefereeServer]:
+    server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=RELAXED, tls=tls))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop(0.5)
+
+
+async def plays(server: RefereeServer, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+    """The bot started with ``env`` plays two games against greedy with no move made for it."""
+    token = server.issue_token("tls-bot")
+    bot = await start_bot(argv, "tls-bot", token, server.address, env=env, cwd=cwd)
+    try:
+        records = await play_match(server, [SeatSpec.of_token(token, "tls-bot"), SeatSpec.of_builtin("greedy")], 2)
+    finally:
+        code = await bot.stop()
+    assert code == 0, bot.text()
+    for record in records:
+        replay(record)
+        assert autos(record) == [], f"the referee played for the bot: {autos(record)}"
