@@ -146,6 +146,7 @@ def test_serve_with_tls_says_so_and_match_referee_plays_a_bot_over_it(pki: Pki) 
         assert found, lines[0]
         assert not any("warning" in line for line in lines)
         address = found.group(1)
+        assert any(f"SKYJO_TOKEN={token} SKYJO_CA_FILE=CA.pem python -m skyjo_bot run" in line for line in lines)
         env = {**os.environ, "SKYJO_ADDR": address, "SKYJO_TOKEN": token, "SKYJO_CA_FILE": str(pki.ca)}
         bot = subprocess.Popen(sdk_argv(MINIMAL_BOT), env=env, stderr=subprocess.DEVNULL)
         env.pop("SKYJO_TOKEN")

@@ -171,7 +171,7 @@ async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: boo
     for name, bot_token in cfg.tokens.items():
         console.print(
             f"bot {escape(name)}: SKYJO_ADDR={server.address} SKYJO_TOKEN={escape(bot_token)} "
-            "python -m skyjo_bot run BOT.py",
+            f"{'SKYJO_CA_FILE=CA.pem ' if cfg.tls else ''}python -m skyjo_bot run BOT.py",
             highlight=False,
         )
     console.print(
