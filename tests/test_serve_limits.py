@@ -175,8 +175,8 @@ def test_failed_tokens_from_one_address_are_throttled_logged_once_and_a_good_tok
     good = "good-bot-token-0123456789"
 
     async def main() -> None:
-        server = await start_referee(
-            tokens={"good": good}, failed_token_burst=3, failed_token_refill_ms=600_000
+        server = await start_referee(  # loopback throttled as any address: the test's only one
+            tokens={"good": good}, failed_token_burst=3, failed_token_refill_ms=600_000, throttle_loopback=True
         )  # a back-off far longer than the test
         hello = convert.hello("guesser", "1")
         try:
@@ -202,16 +202,18 @@ def test_failed_tokens_from_one_address_are_throttled_logged_once_and_a_good_tok
     assert len(lines) == 1 and "from 127.0.0.1 (3 at once, then one every 600 s)" in lines[0], lines
 
 
-def test_failed_tokens_on_a_unix_socket_are_not_throttled(tmp_path: Path) -> None:
+def test_failed_tokens_of_local_processes_are_not_throttled(tmp_path: Path) -> None:
+    """A unix socket, and by default loopback: a tournament's bot must not lock the others out on purpose."""
+
     async def main() -> None:
         server = await start_referee(unix_socket=tmp_path / "r.sock", failed_token_burst=1)
         try:
             assert server.unix_address is not None
-            for guess in range(3):
-                code, _ = await asyncio.to_thread(
-                    refusal, server.unix_address, (("authorization", f"Bearer g{guess}"),), convert.hello("g", "1")
-                )
-                assert code is grpc.StatusCode.UNAUTHENTICATED
+            for address in (server.unix_address, server.address):
+                for guess in range(3):
+                    metadata = (("authorization", f"Bearer g{guess}"),)
+                    code, _ = await asyncio.to_thread(refusal, address, metadata, convert.hello("g", "1"))
+                    assert code is grpc.StatusCode.UNAUTHENTICATED
             assert server.throttle.refused == 0 and len(server.throttle) == 0
         finally:
             await server.stop()
@@ -239,6 +241,9 @@ def test_the_throttle_refills_one_attempt_at_a_time_and_forgets_peers_back_to_fu
     assert len(throttle) == 3
     assert peer_key("ipv6:[2001:db8::1]:5") == peer_key("ipv6:[2001:db8::ffff]:6") == "2001:db8::/64"
     assert peer_key("unix:/tmp/r.sock") is None
+    assert peer_key("ipv4:127.0.0.1:5") is peer_key("ipv6:[::1]:5") is peer_key("ipv6:[::ffff:127.0.0.1]:5") is None
+    assert peer_key("ipv4:127.0.0.1:5", loopback=True) == "127.0.0.1"
+    assert peer_key("ipv6:[::ffff:203.0.113.7]:9") == "203.0.113.7"
 
 
 def test_raising_the_descriptor_limit_reaches_the_hard_limit() -> None:

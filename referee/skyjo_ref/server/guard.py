@@ -99,24 +99,32 @@ class _Bucket:
     logged_until: float = 0.0  # a refusal was logged for this peer until then (one line per back-off)
 
 
-def peer_key(peer: str) -> str | None:
+def peer_key(peer: str, *, loopback: bool = False) -> str | None:
     """The address a peer's failures count against: its IPv4 address, or its IPv6 /64 network (one
-    host usually has a whole /64); None for peers that are not on TCP (``unix:``: local processes)."""
+    host usually has a whole /64). None for peers that are not throttled: not on TCP (``unix:``) or,
+    unless ``loopback``, on a loopback address: local processes, such as a tournament's own bots,
+    which one of them must not lock out by failing on purpose (their isolation is the sandbox's job)."""
     kind, _, rest = peer.partition(":")
-    if kind == "ipv4":
-        return rest.rsplit(":", 1)[0]
-    if kind == "ipv6":
-        host = rest.rsplit(":", 1)[0].strip("[]").split("%", 1)[0]
-        try:
-            return str(ipaddress.IPv6Network((host, 64), strict=False))
-        except ValueError:
-            return host
-    return None
+    if kind not in ("ipv4", "ipv6"):
+        return None
+    host = rest.rsplit(":", 1)[0].strip("[]").split("%", 1)[0]
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback and not loopback:
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class PeerThrottle:
     """Failed token attempts per peer address, as a token bucket.
 
+    Loopback peers are not throttled unless ``loopback`` (see :func:`peer_key`).
     Each peer may fail ``burst`` times at once; one more failure is allowed every
     ``refill_s`` seconds. A peer with no failure left is refused (every call,
     whatever its token: a good guess must not be told apart) until one is allowed
@@ -130,9 +138,11 @@ class PeerThrottle:
         refill_s: float = 2.0,
         *,
         max_peers: int = 100_000,
+        loopback: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.burst = burst
+        self.loopback = loopback
         self.refill_s = refill_s
         self.max_peers = max_peers
         self.clock = clock
@@ -155,7 +165,7 @@ class PeerThrottle:
 
     def wait_s(self, peer: str) -> float:
         """Seconds until ``peer`` may try a token again (0: now)."""
-        key = peer_key(peer)
+        key = peer_key(peer, loopback=self.loopback)
         if key is None:
             return 0.0
         bucket = self._bucket(key, self.clock())
@@ -168,7 +178,7 @@ class PeerThrottle:
         wait = self.wait_s(peer)
         if wait > 0:
             self.refused += 1
-            key = peer_key(peer)
+            key = peer_key(peer, loopback=self.loopback)
             assert key is not None
             bucket = self._peers[key]
             now = self.clock()
@@ -186,7 +196,7 @@ class PeerThrottle:
 
     def failed(self, peer: str) -> None:
         """``peer`` sent a missing or unknown token."""
-        key = peer_key(peer)
+        key = peer_key(peer, loopback=self.loopback)
         if key is None:
             return
         now = self.clock()

@@ -104,6 +104,7 @@ class ServerConfig:
     max_connections: int | None = None  # None: the descriptor limit less guard.RESERVED_FDS
     failed_token_burst: int = 10  # failed token attempts a TCP peer may make at once,
     failed_token_refill_ms: int = 2_000  # then one more this often (guard.PeerThrottle)
+    throttle_loopback: bool = False  # loopback peers are local processes: not throttled (True: tests)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
@@ -332,7 +333,11 @@ class RefereeServer:
         self.port = 0
         self.unix_address: str | None = None  # "unix:PATH" when config.unix_socket is set
         self.in_process: dict[str, tuple[BotThread, bool]] = {}  # token -> trusted bot played here, block_loop
-        self.throttle = PeerThrottle(self.config.failed_token_burst, self.config.failed_token_refill_ms / 1000)
+        self.throttle = PeerThrottle(
+            self.config.failed_token_burst,
+            self.config.failed_token_refill_ms / 1000,
+            loopback=self.config.throttle_loopback,
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
