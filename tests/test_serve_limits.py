@@ -24,7 +24,7 @@ from referee_harness import refusal, start_referee
 from sdk_harness import MINIMAL_BOT, sdk_argv
 from skyjo_bot import convert
 from skyjo_ref.server import MatchClient, RefereeError
-from skyjo_ref.server.guard import PeerThrottle, peer_key, raise_open_files_limit
+from skyjo_ref.server.guard import PeerThrottle, default_max_connections, peer_key, raise_open_files_limit
 
 #: Hang detectors, not speed targets.
 CLOSED_HUNG_S = 120.0
@@ -266,3 +266,10 @@ def test_running_out_of_descriptors_is_a_one_line_unfinished_not_an_internal_err
         "higher limit (ulimit -n) or less at once (concurrency, serve --max-connections)"
     ]
     assert "internal error" not in err
+
+
+def test_the_default_connection_cap_leaves_the_referee_its_reserve_of_descriptors() -> None:
+    assert default_max_connections(1_048_576) == 1_048_576 - 1024
+    assert default_max_connections(4096) == 3072
+    assert default_max_connections(1024) == 512  # a low hard limit: half for connections, half kept
+    assert default_max_connections(50) == 64

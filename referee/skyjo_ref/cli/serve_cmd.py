@@ -95,7 +95,10 @@ def serve(
         int | None, typer.Option(help="Close a connection that has not started HTTP/2 within this (default 10000).")
     ] = None,
     max_connections: Annotated[
-        int | None, typer.Option(help="Close new connections past this many (default: the descriptor limit - 1024).")
+        int | None,
+        typer.Option(
+            help="Close new connections past this many (default: the descriptor limit less 1024, or half of it)."
+        ),
     ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""

@@ -49,7 +49,8 @@ def check_token(token: str, what: str) -> str:
 # ---------------------------------------------------------------------- file descriptors
 
 #: Descriptors a referee keeps for itself (its store, records, logs, bot processes' pipes) beyond
-#: its network connections: the default connection cap is the descriptor limit less this.
+#: its network connections: the default connection cap is the descriptor limit less this (less
+#: half the limit when the limit is under twice this).
 RESERVED_FDS: Final = 1024
 #: The connection cap never goes below this (a machine with a tiny descriptor limit still serves a few bots).
 MIN_CONNECTIONS: Final = 64
@@ -85,8 +86,9 @@ def raise_open_files_limit() -> int:
 
 
 def default_max_connections(open_files: int) -> int:
-    """The connection cap for a process allowed ``open_files`` descriptors: what leaves it its reserve."""
-    return max(MIN_CONNECTIONS, open_files - RESERVED_FDS)
+    """The connection cap for a process allowed ``open_files`` descriptors: what leaves it its reserve
+    (:data:`RESERVED_FDS`, or half the limit when that is under twice the reserve)."""
+    return max(MIN_CONNECTIONS, open_files - min(RESERVED_FDS, open_files // 2))
 
 
 # ---------------------------------------------------------------------- failed token attempts
