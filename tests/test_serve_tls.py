@@ -187,6 +187,7 @@ def test_serve_warns_once_when_tokens_would_cross_the_network_in_plaintext() -> 
         (["--tls-cert", "{key}", "--tls-key", "{key}"], "not a PEM certificate"),
         (["--tls-cert", "{cert}", "--tls-key", "{other_key}"], "does not go with certificate"),
         (["--tls-cert", "{cert}", "--tls-key", "{key}", "--tls-client-ca", "{key}"], "TLS client CA"),
+        (["--address", "unix:{missing}", "--tls-cert", "{cert}", "--tls-key", "{key}"], "TLS is for a TCP address"),
     ],
 )
 def test_serve_refuses_tls_files_it_cannot_use_in_one_line(pki: Pki, args: list[str], expected: str) -> None:

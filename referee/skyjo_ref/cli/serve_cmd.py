@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -119,6 +121,11 @@ def serve(
             missing = "--tls-key" if tls_cert is not None else "--tls-cert"
             raise errors.UserError(f"TLS needs both --tls-cert and --tls-key: add {missing}")
         cfg.tls = ServerTls(tls_cert, tls_key, tls_client_ca)
+    if cfg.tls is not None and cfg.address.startswith("unix:"):
+        raise errors.UserError(
+            f"TLS is for a TCP address, not {cfg.address} (a Unix socket does not leave the machine): "
+            "drop --tls-cert/--tls-key or listen on HOST:PORT"
+        )
     if handshake_timeout_ms is not None:
         if handshake_timeout_ms < 100:
             raise errors.UserError(f"--handshake-timeout-ms: expected at least 100, got {handshake_timeout_ms}")
@@ -146,7 +153,18 @@ def serve(
         raise errors.UserError(f"cannot serve: {exc}") from None
 
 
+def _log_refusals() -> None:
+    """The referee's warnings (a peer throttled after failed tokens) on stderr, one timestamped line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s warning: %(message)s", "%Y-%m-%d %H:%M:%S"))
+    guard = logging.getLogger("skyjo_ref.server.guard")
+    guard.addHandler(handler)
+    guard.setLevel(logging.WARNING)
+    guard.propagate = False
+
+
 async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: bool) -> None:
+    _log_refusals()
     server = RefereeServer(cfg)
     await server.start()
     stop = asyncio.Event()
