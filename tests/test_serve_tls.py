@@ -43,7 +43,7 @@ def test_an_sdk_bot_plays_over_tls_with_the_ca_file_and_one_without_it_gets_no_s
             await plays(server, sdk_argv(MINIMAL_BOT), {"SKYJO_CA_FILE": str(pki.ca)})
             await plays(server, sdk_argv(MINIMAL_BOT, "--ca-file", str(pki.ca)), {})  # the option, not the env
             plaintext = await _shut_out(server, sdk_argv(MINIMAL_BOT, "--give-up", "1"), {"SKYJO_CA_FILE": ""})
-            assert "no session with the referee" in plaintext
+            assert "no session with the referee" in plaintext and "if it serves TLS, set SKYJO_CA_FILE" in plaintext
             stranger = await _shut_out(
                 server, sdk_argv(MINIMAL_BOT, "--give-up", "1"), {"SKYJO_CA_FILE": str(pki.other_ca)}
             )
@@ -61,7 +61,8 @@ def test_a_referee_that_requires_client_certificates_seats_only_bots_that_have_o
                 "SKYJO_CLIENT_KEY": str(pki.client_key),
             }
             await plays(server, sdk_argv(MINIMAL_BOT), with_cert)
-            await _shut_out(server, sdk_argv(MINIMAL_BOT, "--give-up", "1"), {"SKYJO_CA_FILE": str(pki.ca)})
+            no_cert = await _shut_out(server, sdk_argv(MINIMAL_BOT, "--give-up", "1"), {"SKYJO_CA_FILE": str(pki.ca)})
+            assert "if it asks for client certificates, set SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY" in no_cert
 
     asyncio.run(main())
 

@@ -253,6 +253,7 @@ class BotClient:
                 if waited > self.give_up_after:
                     raise ConnectionLost(
                         f"no session with the referee at {self.addr} for {waited:.0f} s ({outcome}): giving up"
+                        + self._closed_hint(outcome)
                     )
                 delay = min(self.backoff_max, self.backoff_base * 2**attempt) * random.uniform(0.5, 1.0)
                 attempt += 1
@@ -263,6 +264,22 @@ class BotClient:
         finally:
             if self._worker is not None:
                 self._worker.close()
+
+    def _closed_hint(self, outcome: str) -> str:
+        """What a connection closed before HTTP/2 may mean (TLS is the usual cause), for the give-up message."""
+        closed = ("Socket closed", "reset by peer", "Broken pipe", "handshake", "Handshake")
+        if not any(word in outcome for word in closed):
+            return ""
+        if self.tls is None:
+            return (
+                "; the referee closed the connection at once: if it serves TLS, set SKYJO_CA_FILE (--ca-file) to its CA"
+            )
+        if self.tls.cert is None:
+            return (
+                "; the referee closed the connection at once: if it asks for client certificates, set "
+                "SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY"
+            )
+        return ""
 
     # ------------------------------------------------------------------ one stream
 
