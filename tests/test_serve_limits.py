@@ -83,6 +83,19 @@ def _wait_closed(socks: list[socket.socket], at_least: int) -> set[int]:
     return closed
 
 
+def _open(sock: socket.socket) -> bool:
+    """Whether the server still holds ``sock`` open (what it sent, its HTTP/2 settings, is read and dropped)."""
+    while select.select([sock], [], [], 0)[0]:
+        try:
+            if not sock.recv(4096, socket.MSG_DONTWAIT):
+                return False
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+    return True
+
+
 def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -103,17 +116,20 @@ def _start_bot(address: str) -> subprocess.Popen[bytes]:
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the referee's descriptors in /proc")
 def test_idle_connections_do_not_shut_a_real_bot_out_and_are_closed_by_the_handshake_deadline() -> None:
-    serve, address = _serve("--handshake-timeout-ms", "3000")
+    serve, address = _serve()  # the default deadline (10 s): the bot starts and plays while the idle ones are held
     socks: list[socket.socket] = []
     bot = None
     try:
         limits = Path(f"/proc/{serve.pid}/limits").read_text()
         soft, hard = re.search(r"Max open files\s+(\S+)\s+(\S+)", limits).groups()  # type: ignore[union-attr]
         assert soft == hard, f"serve did not raise its descriptor limit: {soft} of {hard}"
+        opened = time.monotonic()
         socks = _open_idle(address, 500)  # they connect and never send a byte
         bot = _start_bot(address)
         played = _play_one(address)  # while the idle ones are held (or being closed): the bot gets in
         assert played.returncode == 0, played.stderr
+        if time.monotonic() - opened < 5.0:  # well inside the 10 s deadline (a slow machine skips this check)
+            assert all(map(_open, socks)), "the idle connections were closed before the handshake deadline"
         assert '"games": 1' in played.stdout or '"games":1' in played.stdout, played.stdout[:2000]
         assert len(_wait_closed(socks, len(socks))) == len(socks)
         assert serve.poll() is None
