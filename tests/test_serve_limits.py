@@ -116,7 +116,7 @@ def _start_bot(address: str) -> subprocess.Popen[bytes]:
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the referee's descriptors in /proc")
 def test_idle_connections_do_not_shut_a_real_bot_out_and_are_closed_by_the_handshake_deadline() -> None:
-    serve, address = _serve()  # the default deadline (10 s): the bot starts and plays while the idle ones are held
+    serve, address = _serve("--handshake-timeout-ms", "20000")  # the bot starts and plays while they are held
     socks: list[socket.socket] = []
     bot = None
     try:
@@ -128,7 +128,7 @@ def test_idle_connections_do_not_shut_a_real_bot_out_and_are_closed_by_the_hands
         bot = _start_bot(address)
         played = _play_one(address)  # while the idle ones are held (or being closed): the bot gets in
         assert played.returncode == 0, played.stderr
-        if time.monotonic() - opened < 5.0:  # well inside the 10 s deadline (a slow machine skips this check)
+        if time.monotonic() - opened < 15.0:  # well inside the deadline (a very slow machine skips this check)
             assert all(map(_open, socks)), "the idle connections were closed before the handshake deadline"
         assert '"games": 1' in played.stdout or '"games":1' in played.stdout, played.stdout[:2000]
         assert len(_wait_closed(socks, len(socks))) == len(socks)
