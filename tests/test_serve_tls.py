@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from sdk_harness import MINIMAL_BOT, NODE_DIR, node_argv, sdk_argv, start_bot
-from skyjo_ref.server import RefereeServer, ServerTls
+from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls
 from tls_pki import Pki, make_pki, plays, tls_referee
 
 
@@ -210,3 +210,15 @@ def test_serve_refuses_tls_files_it_cannot_use_in_one_line(pki: Pki, args: list[
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], done.stderr
+
+
+def test_a_serve_config_names_tls_files_relative_to_its_own_folder(pki: Pki, tmp_path: Path) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    for source in (pki.server_cert, pki.server_key, pki.ca):
+        (folder / source.name).write_bytes(source.read_bytes())
+    config = folder / "referee.yaml"
+    config.write_text(f"tls_cert: {pki.server_cert.name}\ntls_key: {pki.server_key.name}\ntls_client_ca: ca.pem\n")
+    tls = ServerConfig.from_file(config).tls
+    assert tls == ServerTls(folder / pki.server_cert.name, folder / pki.server_key.name, folder / "ca.pem")
+    tls.credentials()  # the files check out

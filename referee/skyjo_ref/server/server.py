@@ -762,7 +762,7 @@ class _MatchService(pb_grpc.MatchServiceServicer):
     async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await _refuse_throttled(self.referee.throttle, context)
         token = _bearer(context)
-        if token is None or not secrets.compare_digest(token, self.referee.control_token):
+        if token is None or not secrets.compare_digest(token.encode(), self.referee.control_token.encode()):
             self.referee.throttle.failed(context.peer())
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
