@@ -111,7 +111,7 @@ def test_remote_bots_are_refused_with_a_dask_executor(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
     write_config(
         folder,
-        THREE_BOTS + "  - {name: far, remote: {token: far-token-1}}\n" + "referee: {listen: '127.0.0.1:50999'}\n",
+        THREE_BOTS + "  - {name: far, remote: {token: far-token-0123456}}\n" + "referee: {listen: '127.0.0.1:50999'}\n",
     )
     result = cli("tournament", "league.yaml", "--executor", "processes:1", cwd=folder)
     assert result.returncode == 2

@@ -280,6 +280,7 @@ class ManagedBot:
         log_path: Path | None = None,
         keep_lines: int = 200,
         view: BotView | None = None,
+        referee_env: Mapping[str, str] | None = None,
     ) -> None:
         if not spec.managed:
             raise ValueError(f"{spec.kind} bot {spec.name!r} is not run as a process")
@@ -287,6 +288,7 @@ class ManagedBot:
         self.address = address
         self.token = token
         self.view = view  # what it sees of the machine when it is isolated (the execution layer's bot pool builds it)
+        self.referee_env = dict(referee_env or {})  # how to reach a running referee (its CA file for TLS)
         self.max_restarts = max_restarts
         self.log_path = log_path
         self.faults: list[ProcessFault] = []
@@ -325,7 +327,7 @@ class ManagedBot:
         self._watcher = asyncio.create_task(self._watch())
 
     async def _spawn(self) -> None:
-        skyjo = {"SKYJO_ADDR": self.address, "SKYJO_TOKEN": self.token}
+        skyjo = {**self.referee_env, "SKYJO_ADDR": self.address, "SKYJO_TOKEN": self.token}
         if self.spec.sandbox.isolation != "strict":  # isolated, its PID namespace dies with the supervisor
             skyjo["SKYJO_PARENT_PID"] = str(os.getpid())  # SDK bots exit when we are gone (see skyjo_bot.__main__)
         if not self.spec.sandbox.has_network and not self.address.startswith("unix:"):

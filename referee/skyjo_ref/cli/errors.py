@@ -11,6 +11,7 @@ Exit codes (documented in docs/cli.md):
 
 from __future__ import annotations
 
+import errno
 import traceback
 from typing import Any
 
@@ -57,6 +58,15 @@ def handle_unexpected(exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt):
         _stderr.print("interrupted; finished work is kept", highlight=False)
         return EXIT_INTERRUPTED
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        # not a bug: the machine's limit (the referee already raised its own soft limit to the hard one)
+        report(
+            Unfinished(
+                f"out of file descriptors ({exc.strerror or exc}): finished work is kept; run again to go on, "
+                "with a higher limit (ulimit -n) or less at once (concurrency, serve --max-connections)"
+            )
+        )
+        return EXIT_UNFINISHED
     if DEBUG:
         _stderr.print(escape("".join(traceback.format_exception(exc))), highlight=False)
     _stderr.print(

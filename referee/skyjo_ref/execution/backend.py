@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Sequence
@@ -25,6 +26,7 @@ from typing import Any, Final
 
 from skyjo_bot.loader import BotSpecError as LoaderError
 from skyjo_bot.loader import load_bot
+from skyjo_bot.tls import client_tls
 
 from skyjo_ref.execution.pool import BotPool
 from skyjo_ref.execution.types import (
@@ -40,6 +42,9 @@ from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec
 from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox, share_socket
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
+
+#: What a bot needs of the runner's environment to reach a running referee over TLS (skyjo_bot.tls).
+TLS_VARIABLES: Final = ("SKYJO_CA_FILE", "SKYJO_CLIENT_CERT", "SKYJO_CLIENT_KEY")
 
 #: At most this many processes a bot keeps for the seatings of a block (a balanced 6-player block has 30): past it,
 #: a process that has seen a deal makes room for a fresh one.
@@ -78,6 +83,8 @@ class RefereeBackend:
             log_dir=config.output / "logs",
             connect_timeout_s=config.connect_timeout_s,
             hidden=config.hidden,
+            # a running referee that speaks TLS: its bots need the runner's CA file (and client certificate)
+            referee_env={k: os.environ[k] for k in TLS_VARIABLES if k in os.environ} if server is None else None,
         )
 
     # ----------------------------------------------------------------- a game
@@ -247,12 +254,16 @@ async def referee_backend(config: RoomConfig, store: FaultLog, observer: Notes) 
             if socket_folder is not None:
                 shutil.rmtree(socket_folder, ignore_errors=True)
             raise RunUnfinished(f"cannot start the referee: {exc}") from None
-        address, control = server.address, server.control_token
+        address, control, tls = server.address, server.control_token, None
     else:
         address = config.referee.address
         assert config.referee.control_token is not None
         control = config.referee.control_token
-    client = MatchClient(address, control)
+        try:  # a running referee may speak TLS (serve --tls-cert): SKYJO_CA_FILE, as for bots
+            tls = client_tls()
+        except ValueError as exc:
+            raise RunUnfinished(f"cannot reach the referee at {address}: {exc}") from None
+    client = MatchClient(address, control, tls=tls)
     backend = RefereeBackend(config, store, observer, client, address, server)
     try:
         yield backend

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from skyjo_bot.loader import BotSpecError as LoaderError
 from skyjo_bot.loader import load_bot
+from skyjo_bot.tls import ClientTls, client_tls
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
 from skyjo_ref.execution.pool import BotPool
@@ -124,6 +125,7 @@ async def play_lineup(
     tc = time_control or TimeControl()
     seed = seed or new_seed()
     server: RefereeServer | None = None
+    tls: ClientTls | None = None
     if referee is None:
         server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=tc))
         await server.start()
@@ -134,12 +136,16 @@ async def play_lineup(
                 "--referee needs the referee's control token: pass --control-token or set SKYJO_CONTROL_TOKEN"
             )
         address, token = referee, control_token
+        try:
+            tls = client_tls()  # SKYJO_CA_FILE: the running referee serves TLS
+        except ValueError as exc:
+            raise LineupError(str(exc)) from None
     managed: dict[str, ManagedBot] = {}
     remotes: dict[str, str] = {}  # seat name -> token of remote: bots
     records: list[dict[str, Any]] = []
     pool: BotPool | None = None
     try:
-        async with MatchClient(address, token) as client:
+        async with MatchClient(address, token, tls=tls) as client:
             seat_specs = [
                 dataclasses.replace(lineup.bots[lineup.slot_bot[slot]], name=name)
                 for slot, name in enumerate(lineup.seat_names)

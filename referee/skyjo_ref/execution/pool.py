@@ -29,7 +29,7 @@ import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
@@ -96,6 +96,7 @@ class BotPool:
         max_restarts: int = MAX_RESTARTS,
         log_name: Callable[[str, int], str] = lambda name, number: f"{name}-{number}.log",
         replace_given_up: bool = True,
+        referee_env: Mapping[str, str] | None = None,
     ) -> None:
         self.bots = {b.name: b for b in bots if b.managed}
         if self.bots:
@@ -110,6 +111,7 @@ class BotPool:
         self.connect_timeout_s = connect_timeout_s
         self.max_restarts = max_restarts
         self.log_name = log_name  # a process's log file in log_dir, from its bot's name and number
+        self.referee_env = dict(referee_env or {})  # SKYJO_CA_FILE ... for a running referee that speaks TLS
         self.replace_given_up = replace_given_up  # a fresh process (and token) for one that will not restart
         self.workers: dict[str, list[Worker]] = {name: [] for name in self.bots}
         self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
@@ -246,6 +248,7 @@ class BotPool:
             max_restarts=self.max_restarts,
             log_path=self.log_dir / self.log_name(name, number) if self.log_dir is not None else None,
             view=self.view_for(spec),
+            referee_env=self.referee_env,
         )
         worker = Worker(name, number, process)
         self.workers[name].append(worker)
@@ -350,7 +353,13 @@ class BotPool:
         token = await self.issue_token(worker.bot)
         old = worker.process
         worker.process = ManagedBot(
-            old.spec, old.address, token, max_restarts=self.max_restarts, log_path=old.log_path, view=old.view
+            old.spec,
+            old.address,
+            token,
+            max_restarts=self.max_restarts,
+            log_path=old.log_path,
+            view=old.view,
+            referee_env=old.referee_env,
         )
         worker.recorded = 0
         self.store.add_fault(

@@ -92,8 +92,8 @@ class SandboxPlan:
             out = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": str(TMP_INSIDE)}
             out["TMPDIR"] = str(TMP_INSIDE)
             out["LANG"] = "C.UTF-8"
-        else:
-            out = dict(os.environ)
+        else:  # the runner's own SKYJO_* (a CA file for a remote referee, say) are not this bot's: it gets its own
+            out = {k: v for k, v in os.environ.items() if not k.startswith("SKYJO_")}
         out["PYTHONUNBUFFERED"] = "1"
         if self.sandbox.limits.memory_mb is not None:
             out["MALLOC_ARENA_MAX"] = "2"

@@ -41,6 +41,7 @@ from skyjo_ref.sandbox import (
     default_isolation,
     merge,
 )
+from skyjo_ref.server.guard import token_problem
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
@@ -684,8 +685,9 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     if "token" not in remote:
         raise check.fail(vpath, "missing key 'token': expected the token the remote bot connects with")
     token = check.string(remote["token"], (*vpath, "token"), "a token string")
-    if not re.fullmatch(r"[!-~]{8,200}", token):
-        raise check.fail((*vpath, "token"), "expected 8-200 printable characters without spaces")
+    problem = token_problem(token)
+    if problem is not None:
+        raise check.fail((*vpath, "token"), problem)
     return BotSpec("remote", name, f"remote:{name}", token=token)
 
 
