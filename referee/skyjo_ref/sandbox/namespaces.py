@@ -48,7 +48,8 @@ TMP_INSIDE: Final = Path("/tmp")
 #: The size of the private /tmp when the bot has no ``file_size_mb`` limit.
 DEFAULT_TMP_MB: Final = 64
 
-#: What of the host's /etc an isolated process may need to run (the dynamic linker, alternatives' links, time zone).
+#: What of the host's /etc an isolated process may need to run (the dynamic linker, alternatives' links, time zone,
+#: openssl's configuration). Nothing secret: /etc/ssl/private is root's alone (0700), and the bot is not root.
 _ETC: Final = (
     "alternatives",
     "ld.so.cache",
@@ -58,6 +59,7 @@ _ETC: Final = (
     "nsswitch.conf",
     "passwd",
     "group",
+    "ssl",  # openssl's configuration (node reads it at start) and the public CA certificates
 )
 
 
@@ -252,6 +254,7 @@ class BotView:
                 argv += ["--symlink", os.readlink(host), str(host)]
             elif host.is_dir():
                 argv += ["--ro-bind", str(host), str(host)]
+        argv += ["--perms", "0755", "--dir", "/etc"]  # bubblewrap would make it 0700: nobody could look inside
         for name in _ETC:
             argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         argv += ["--proc", "/proc", "--dev", "/dev"]
