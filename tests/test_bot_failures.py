@@ -121,8 +121,8 @@ def test_a_remote_bot_that_never_connects_is_a_failure_naming_it() -> None:
 def referee() -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
     """``serve --token mybot=... --token ghost=...`` on a free port: its address, process and printed lines."""
     env = {**os.environ, "SKYJO_CONTROL_TOKEN": "", "COLUMNS": "80"}
-    args = ["serve", "--address", "127.0.0.1:0", "--control-token", "ctl-token"]
-    args += ["--token", "mybot=" + "s3cret" * 12, "--token", "ghost=ghost-token-1"]
+    args = ["serve", "--address", "127.0.0.1:0", "--control-token", "ctl-token-0123456"]
+    args += ["--token", "mybot=" + "s3cret" * 12, "--token", "ghost=ghost-token-0123456789"]
     server = subprocess.Popen([sys.executable, "-m", "skyjo_ref", *args], stderr=subprocess.PIPE, text=True, env=env)
     assert server.stderr is not None
     lines: list[str] = []
@@ -151,7 +151,7 @@ def test_the_documented_serve_workflow_plays_the_bot_started_with_its_token(
     try:
         out = skyjo(
             "match", "remote:mybot", "greedy", "--games", "2", "--referee", address,
-            "--control-token", "ctl-token", "--json", "-", "--grace-ms", "60000",  # however slow its start
+            "--control-token", "ctl-token-0123456", "--json", "-", "--grace-ms", "60000",  # however slow its start
         )  # fmt: skip
         assert out.returncode == 0, out.stderr
         rows = {row["name"]: row for row in json.loads(out.stdout)["bots"]}
@@ -167,7 +167,7 @@ def test_a_remote_bot_that_never_connects_to_a_running_referee_fails_naming_it(
     address, _, _ = referee
     out = skyjo(
         "match", "remote:ghost", "greedy", "--games", "2", "--referee", address,
-        "--control-token", "ctl-token", "--grace-ms", "300",
+        "--control-token", "ctl-token-0123456", "--grace-ms", "300",
     )  # fmt: skip
     assert out.returncode == 3, out.stderr
     assert f"remote bot 'ghost' never connected to the referee at {address}" in one_line(out.stderr)
@@ -233,3 +233,33 @@ def test_the_sdk_runner_says_where_the_syntax_error_is(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert out.stderr.strip() == f"error: {bot}:2: SyntaxError: expected ':'"
+
+
+ILLEGAL_SWAP = textwrap.dedent(
+    """\
+    from skyjo_bot import Action, Bot, DecisionKind
+
+
+    class Swapper(Bot):
+        def decide(self, view):
+            if view.decision == DecisionKind.SWAP_OR_REVEAL:
+                return Action.swap(99)
+            return view.legal_actions[0]
+    """
+)
+
+
+def test_an_illegal_action_the_sdk_refuses_is_blamed_on_the_bot_s_line_and_says_what_was_played(
+    tmp_path: Path,
+) -> None:
+    bot = tmp_path / "swapper.py"
+    bot.write_text(ILLEGAL_SWAP, encoding="utf-8")
+    out = skyjo("match", str(bot), "greedy", "--games", "2", "--seed", "1", "--logs", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    message = one_line(out.stderr)
+    assert f"got 99 (at {bot}:7 in decide)" in message, message
+    assert "skyjo_bot/types.py" not in message
+    played = re.search(
+        r"swapper: first failure in game 1, round 1, swap_or_reveal: .*; the referee played (.+?) instead", message
+    )
+    assert played is not None and re.fullmatch(r"reveal \d+", played.group(1)), message

@@ -21,6 +21,8 @@ from file_lock import exclusive
 from sdk_harness import ROOT, autos, play_match, referee, start_bot
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
+from skyjo_ref.server import ServerTls
+from tls_pki import make_pki, plays, tls_referee
 
 CPP_DIR = ROOT / "examples" / "cpp"
 TOOLS = ("g++", "pkg-config", "protoc", "grpc_cpp_plugin")
@@ -75,3 +77,19 @@ def test_cpp_bot_refused_token_exits_1(cpp_bot: Path) -> None:
         assert "error: the referee refused the token" in bot.text()
 
     asyncio.run(main())
+
+
+def test_cpp_bot_plays_over_mutual_tls_with_skyjo_ca_file(
+    cpp_bot: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """SKYJO_CA_FILE, SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY: the C++ bot on a referee that requires certificates."""
+    pki = make_pki(tmp_path_factory.mktemp("pki"))
+
+    async def main() -> None:
+        async with tls_referee(ServerTls(pki.server_cert, pki.server_key, pki.ca)) as server:
+            await plays(server, [str(cpp_bot)], pki.bot_env())
+
+    asyncio.run(main())
+    missing = {"SKYJO_ADDR": "127.0.0.1:1", "SKYJO_TOKEN": "x" * 24, "SKYJO_CA_FILE": str(pki.ca.parent / "none.pem")}
+    done = subprocess.run([str(cpp_bot)], env=missing, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "SKYJO_CA_FILE" in done.stderr, done.stderr

@@ -111,7 +111,7 @@ def test_remote_bots_are_refused_with_a_dask_executor(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
     write_config(
         folder,
-        THREE_BOTS + "  - {name: far, remote: {token: far-token-1}}\n" + "referee: {listen: '127.0.0.1:50999'}\n",
+        THREE_BOTS + "  - {name: far, remote: {token: far-token-0123456}}\n" + "referee: {listen: '127.0.0.1:50999'}\n",
     )
     result = cli("tournament", "league.yaml", "--executor", "processes:1", cwd=folder)
     assert result.returncode == 2
@@ -195,6 +195,33 @@ def test_a_bot_missing_on_the_workers_is_named_before_any_game(
     assert stored_count(folder / "out" / "results.sqlite") == 0
 
 
+def test_a_worker_that_cannot_isolate_refuses_to_play_and_says_why(tmp_path: Path) -> None:
+    """The coordinator's check proves nothing about other hosts: each worker checks before it plays. Here the
+    workers' PATH has no bubblewrap, as on a host without it."""
+    folder = setup_folder(tmp_path)
+    path = write_config(folder, THREE_BOTS, deals=1, isolation="strict")
+    config = load_config(path)  # the coordinator can isolate
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    with (
+        LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+            env={"PATH": str(bare)},
+        ) as local,
+        Store(config.output) as store,
+        pytest.raises(runner.TournamentUnfinished) as caught,
+    ):
+        asyncio.run(runner.run(config, store, backend=backend_factory(Executor.parse(local.scheduler_address), 1)))
+    message = str(caught.value)
+    assert "Dask worker tcp://127.0.0.1:" in message, message
+    assert "bot 'low' cannot be sandboxed on this machine: isolation: bubblewrap is not installed" in message
+    assert stored_count(folder / "out" / "results.sqlite") == 0
+
+
 def held_while(control: Path, held: Path) -> str:
     """The tests' low-card bot that, once one of its games is over, waits while ``control`` exists (and touches
     ``held``), then plays on as before. While ``control`` exists a run cannot end by itself, so a test stops it at
@@ -253,7 +280,7 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     """Ctrl-C: exit 130, games kept; kill -9: the rerun plays only what is missing; the tables are local's."""
     local, _ = cluster
     folder = setup_folder(tmp_path / "dask")
-    config = write_config(folder, THREE_BOTS, deals=4)
+    config = write_config(folder, THREE_BOTS, deals=4, isolation="none")  # the bot holds on files
     # a held decision must never be struck (a struck game would change the tables): a long limit
     config.write_text(config.read_text(encoding="utf-8").replace("decision_ms: 5000", "decision_ms: 100000"))
     control, held = tmp_path / "hold", tmp_path / "held"
@@ -356,7 +383,7 @@ def test_all_workers_gone_exits_3_and_keeps_finished_games(tmp_path: Path) -> No
             with Client(address, timeout="60s") as watcher:
                 watcher.wait_for_workers(1, timeout=60)  # joined before the run, whose own wait is 2 s here
             folder = setup_folder(tmp_path / "gone")
-            path = write_config(folder, THREE_BOTS, deals=20)
+            path = write_config(folder, THREE_BOTS, deals=20, isolation="none")
             control = tmp_path / "hold"
             control.touch()  # the low bot holds after a game: the run cannot end before the worker is killed
             (folder / "bots" / "low.py").write_text(held_while(control, tmp_path / "held"), encoding="utf-8")

@@ -140,7 +140,8 @@ def test_a_store_of_another_gate_is_refused(tmp_path: Path) -> None:
 def test_an_sdk_bot_file_gate_killed_with_9_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     candidate = tmp_path / "minimal_bot.py"  # plays as the minimal bot; holds when told (HOLD_AFTER)
     candidate.write_text(holding(Path(MINIMAL).read_text(encoding="utf-8")), encoding="utf-8")
-    args = (str(candidate), "greedy", "--elo0", "-300", "--elo1", "-150", *SHORT, "-j", "2")
+    # --isolation none: the candidate is told to hold by the environment and says so with a file
+    args = (str(candidate), "greedy", "--elo0", "-300", "--elo1", "-150", *SHORT, "-j", "2", "--isolation", "none")
     whole = gate(*args, "--out", "whole", "--json", "whole.json", cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr
     reference = json.loads((tmp_path / "whole.json").read_text())
@@ -183,7 +184,7 @@ def test_ctrl_c_exits_130_and_writes_json(tmp_path: Path) -> None:
     candidate.write_text(holding(Path(MINIMAL).read_text(encoding="utf-8")), encoding="utf-8")
     held = tmp_path / "holding"
     forever = ("--decision-ms", "86400000", "--bank-ms", "86400000")  # a held decision never times out
-    args = (str(candidate), "greedy", *SHORT, *forever, "--out", "g", "--json", "r.json")
+    args = (str(candidate), "greedy", *SHORT, *forever, "--out", "g", "--json", "r.json", "--isolation", "none")
     proc = subprocess.Popen(
         [sys.executable, "-m", "skyjo_ref", "gate", *args],
         cwd=tmp_path,

@@ -22,6 +22,8 @@ from file_lock import exclusive
 from sdk_harness import ROOT, CuttableProxy, autos, play_match, referee, start_bot
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
+from skyjo_ref.server import ServerTls
+from tls_pki import make_pki, plays, tls_referee
 
 GO_DIR = ROOT / "examples" / "go"
 TOOLS = ("go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc")
@@ -105,3 +107,19 @@ def test_go_bot_without_address_exits_2(go_bot: Path) -> None:
     done = subprocess.run([str(go_bot)], env={}, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "set SKYJO_ADDR" in done.stderr
+
+
+def test_go_bot_plays_over_mutual_tls_with_skyjo_ca_file(
+    go_bot: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """SKYJO_CA_FILE, SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY: the Go bot on a referee that requires certificates."""
+    pki = make_pki(tmp_path_factory.mktemp("pki"))
+
+    async def main() -> None:
+        async with tls_referee(ServerTls(pki.server_cert, pki.server_key, pki.ca)) as server:
+            await plays(server, [str(go_bot)], pki.bot_env())
+
+    asyncio.run(main())
+    missing = {"SKYJO_ADDR": "127.0.0.1:1", "SKYJO_TOKEN": "x" * 24, "SKYJO_CA_FILE": str(pki.ca.parent / "none.pem")}
+    done = subprocess.run([str(go_bot)], env=missing, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "SKYJO_CA_FILE" in done.stderr, done.stderr

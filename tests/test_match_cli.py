@@ -56,7 +56,8 @@ def test_random_vs_greedy_is_fast_deterministic_and_writes_json_and_records(tmp_
     lo, hi = bots["greedy"]["win_rate_ci"]
     assert lo <= bots["greedy"]["win_rate"] <= hi
     assert summary["verdict"]["better"] == "greedy" and summary["verdict"]["blocks"] == 20
-    assert "greedy is better than random" in out.stdout
+    assert "greedy is better than random: Elo +" in out.stdout and ", LOS " in out.stdout
+    assert summary["verdict"]["elo_diff_ci"][0] > 0 and summary["verdict"]["los"] > 0.975
     files = sorted((tmp_path / "games").glob("*.json"))
     assert len(files) == 40
     for path in files[:5]:
@@ -109,6 +110,8 @@ def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path, capsys: pyte
         (["match", "random", "greedy", "--referee", "127.0.0.1:1"], "control token"),
         (["serve", "--address", "nonsense"], "expected HOST:PORT"),
         (["serve", "--token", "nameonly"], "expected NAME=TOKEN"),
+        (["serve", "--token", "dave=dave-7f3a9c1e"], "--token dave: a token of 13 characters is too short"),
+        (["serve", "--control-token", "change-me"], "SKYJO_CONTROL_TOKEN): a token of 9 characters is too short"),
         (["serve", "--config", str(tmp_path / "missing.yaml")], "cannot read"),
     ]
     for args, message in cases:
@@ -155,9 +158,9 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
             "--address",
             "127.0.0.1:0",
             "--control-token",
-            "ctl",
+            "ctl-token-0123456",
             "--token",
-            "tomas=tok-1",
+            "tomas=tomas-token-01234",
         ],
         stderr=subprocess.PIPE,
         text=True,
@@ -178,7 +181,17 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
             address = found.group(1) if found else address
         assert address is not None, "".join(lines)
         out = skyjo(
-            "match", "greedy", "random", "--games", "4", "--referee", address, "--control-token", "ctl", "--json", "-"
+            "match",
+            "greedy",
+            "random",
+            "--games",
+            "4",
+            "--referee",
+            address,
+            "--control-token",
+            "ctl-token-0123456",
+            "--json",
+            "-",
         )
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["games"] == 4
@@ -190,7 +203,8 @@ def test_serve_runs_until_sigterm_and_match_plays_on_it() -> None:
         rest = server.stderr.read()
     assert server.returncode == 0
     printed = "".join(lines) + rest
-    assert "SKYJO_TOKEN=tok-1" in printed and "ctl" not in printed  # a given control token is not echoed
+    # a given control token is not echoed
+    assert "SKYJO_TOKEN=tomas-token-01234" in printed and "ctl-token" not in printed
 
 
 def test_sigterm_stops_the_match_and_its_bot_processes(tmp_path: Path) -> None:

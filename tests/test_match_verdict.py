@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.match.runner import builtin_seat, run_match
-from skyjo_ref.match.stats import MIN_BLOCKS, difference_interval, mean_interval, summarize, t_quantile_95
+from skyjo_ref.match.stats import (
+    MIN_BLOCKS,
+    difference_interval,
+    elo_of_score,
+    los_of_blocks,
+    mean_interval,
+    summarize,
+    t_quantile_95,
+)
 
 
 def _records(games: int, seed: str = "1") -> list[dict[str, Any]]:
@@ -64,3 +72,41 @@ def test_average_totals_use_a_t_interval_wider_than_the_normal_one_at_few_blocks
 def test_enough_deals_give_a_verdict() -> None:
     _, verdict = summarize(_records(2 * MIN_BLOCKS + 8), ["greedy", "random"], ["greedy", "random"], [0, 1])
     assert verdict is not None and verdict.better == "greedy"
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+@pytest.mark.parametrize("bots", [("greedy", "random"), ("greedy", "greedy")])
+def test_the_verdict_the_elo_interval_and_the_los_always_agree(seed: str, bots: tuple[str, str]) -> None:
+    """One verdict: "better" exactly when the win-rate interval excludes 0, the Elo interval is above 0 and the
+    LOS is above 97.5% (the same block scores and the same test); the text says all three."""
+    spec = MatchSpec(
+        seats=(SeatSpec.of_builtin(bots[0]), SeatSpec.of_builtin(bots[1])), games=16, seed=seed, rotate_seats=True
+    )
+    records: list[dict[str, Any]] = []
+
+    async def make(seat: SeatSpec, plan: Any, slot: int) -> Any:
+        return builtin_seat(seat, spec.seed, plan, slot)
+
+    async def sink(index: int, record: dict[str, Any]) -> None:
+        records.append(record)
+
+    asyncio.run(run_match(spec, make, sink, match_id="t"))
+    _, verdict = summarize(records, ["a", "b"], list(bots), [0, 1])
+    assert verdict is not None and verdict.blocks >= MIN_BLOCKS
+    assert verdict.win_rate_diff_ci is not None and verdict.elo_diff_ci is not None
+    better = verdict.better is not None
+    assert better == (verdict.win_rate_diff_ci[0] > 0) == (verdict.elo_diff_ci[0] > 0) == (verdict.los > 0.975)
+    assert "Elo " in verdict.text and "LOS " in verdict.text and "average total" not in verdict.text
+
+
+@pytest.mark.parametrize(
+    "diffs",
+    [[0.5] * 6, [1.0, 0.0, 0.5, 0.5, 0.0, 0.5, 0.5], [0.2] * 97, [0.25] * 62, [1.0, -1.0] * 10 + [1.0], [0.0] * 8],
+)
+def test_the_los_crosses_97_5_percent_exactly_where_the_wilson_interval_leaves_0(diffs: list[float]) -> None:
+    interval = difference_interval(diffs)
+    assert interval is not None
+    mean, lo, _ = interval
+    los = los_of_blocks(mean, len(diffs))
+    assert (lo > 0) == (los > 0.975)
+    assert (elo_of_score((1 + lo) / 2) > 0) == (lo > 0)

@@ -39,8 +39,8 @@ TIMEOUT_S = 90.0
 class Driver:
     """The ``play`` command in a subprocess: read its output up to each prompt, answer a line."""
 
-    def __init__(self, *args: str) -> None:
-        env = dict(os.environ, COLUMNS="200", PYTHONUNBUFFERED="1", NO_COLOR="1")
+    def __init__(self, *args: str, env_over: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1", "NO_COLOR": "1", **(env_over or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "skyjo_ref", "play", *args],
             stdin=subprocess.PIPE,

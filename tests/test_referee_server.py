@@ -512,11 +512,11 @@ def test_a_match_watched_to_its_end_is_forgotten(monkeypatch: pytest.MonkeyPatch
 def test_server_config_files_are_checked(tmp_path: Path) -> None:
     good = tmp_path / "referee.yaml"
     good.write_text(
-        "address: 127.0.0.1:0\ncontrol_token: c\ntokens: {tomas: t1}\n"
+        "address: 127.0.0.1:0\ncontrol_token: control-token-0123\ntokens: {tomas: tomas-token-01234}\n"
         "time_control: {decision_ms: 500, grace_ms: 0}\nmax_message_bytes: 4096\n"
     )
     config = ServerConfig.from_file(good)
-    assert config.tokens == {"tomas": "t1"} and config.control_token == "c"
+    assert config.tokens == {"tomas": "tomas-token-01234"} and config.control_token == "control-token-0123"
     assert config.time_control.decision_ms == 500 and config.time_control.grace_ms == 0
     assert config.time_control.max_strikes == TimeControl().max_strikes
     for text, message in (
@@ -524,7 +524,15 @@ def test_server_config_files_are_checked(tmp_path: Path) -> None:
         ("tokens: [a, b]\n", "tokens: expected a mapping"),
         ("time_control: {decision: 5}\n", "unknown key 'decision'"),
         ("time_control: {decision_ms: -5}\n", r":1: time_control\.decision_ms: expected an integer from 0 to"),
-        ("control_token: c\ntime_control:\n  bank_ms: x\n", r":3: time_control\.bank_ms: expected an integer"),
+        ("control_token: control-token-0123\ntime_control:\n  bank_ms: x\n", r":3: time_control\.bank_ms: expected"),
+        (
+            "control_token: c\n",
+            r":1: control_token: a token of 1 characters is too short .* 16; make one with: python3",
+        ),
+        ("tokens: {tomas: t1}\n", r":1: tokens\.tomas: a token of 2 characters is too short"),
+        ("tls_cert: a.pem\n", r":1: tls_cert: TLS needs both tls_cert and tls_key: add tls_key"),
+        ("handshake_timeout_ms: 5\n", r":1: handshake_timeout_ms: expected milliseconds from 100"),
+        ("max_connections: 0\n", r":1: max_connections: expected a number of connections"),
         ("max_message_bytes: -1\n", r":1: max_message_bytes: expected an integer from 1024"),
         ("max_message_bytes: big\n", "expected an integer"),
         ("[unclosed\n", "not valid YAML"),

@@ -34,19 +34,29 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 100))
 
 
+#: A failure detector, not a speed target: one quick match takes a second or two even on a loaded machine.
+MATCH_HUNG_S = 120.0
+#: How long released tokens may take to go once their last match is over (they go at once: token_idle_ms=0).
+TOKENS_HUNG_S = 60.0
+
+
 async def give_up_at_once(bot: RawBot, msg: pb.PlayResponse) -> None:
     if msg.WhichOneof("message") == "decision":
         bot.send(reply(msg.decision.request_id, index=99))  # out of range: a strike, the limit
 
 
 async def one_match(server: RefereeServer, client: MatchClient | None = None) -> str:
-    """Issue a token, connect a raw bot with it, play one quick game, close the bot; the token."""
+    """Issue a token, connect a raw bot with it, play one quick game, close the bot; the token.
+
+    Each wait is bounded by what it waits for: the IssueToken call by the client's timeout, the
+    match by :data:`MATCH_HUNG_S`; closing the bot cancels its stream and does not wait on the referee.
+    """
     token = await client.issue_token("quick") if client is not None else server.issue_token("quick")
     bot = RawBot(server.address, token, give_up_at_once, "quick")
     bot.connect()
     try:
         spec = MatchSpec(seats=(SeatSpec.of_token(token, "quick"), SeatSpec.of_builtin("greedy")), time_control=QUICK)
-        records, end = await play(server, spec, timeout=60)
+        records, end = await play(server, spec, timeout=MATCH_HUNG_S)
         assert end.error == "" and records[0]["result"]["forfeits"] == [0]
     finally:
         await bot.close()
@@ -117,23 +127,25 @@ def test_a_token_in_use_is_kept_and_one_never_used_expires() -> None:
 
 
 def test_many_matches_leave_the_referee_with_no_more_tokens_or_sessions_than_few() -> None:
+    """30 matches in a row: no deadline on the whole (a busy machine may take minutes), each wait bounded."""
+
     async def scenario() -> tuple[int, int]:
         server = await start_referee(QUICK, token_idle_ms=0)
         try:
             async with MatchClient(server.address, server.control_token) as client:
                 for _ in range(5):
                     await one_match(server, client)
-                assert await server.wait_tokens(0, 30)
+                assert await server.wait_tokens(0, TOKENS_HUNG_S)
                 after_few = alive(Session) + alive(RemoteSeat) + alive(Stream)
                 for _ in range(25):
                     await one_match(server, client)
-                assert await server.wait_tokens(0, 30)
+                assert await server.wait_tokens(0, TOKENS_HUNG_S)
                 after_many = alive(Session) + alive(RemoteSeat) + alive(Stream)
             return after_few, after_many
         finally:
             await server.stop()
 
-    after_few, after_many = run(scenario())
+    after_few, after_many = asyncio.run(scenario())
     assert after_few == after_many == 0
 
 
@@ -153,11 +165,12 @@ async def _drive(address: str, control: str, matches: int, decoys: int) -> None:
         for _ in range(matches):
             for _ in range(0, decoys, 100):  # 100 at a time: a realistic burst
                 await asyncio.gather(*(client.issue_token("decoy") for _ in range(100)))
-            bot = RawBot(address, "tok-quick", give_up_at_once, "quick")
+            bot = RawBot(address, "tok-quick-0123456", give_up_at_once, "quick")
             bot.connect()
             try:
                 spec = MatchSpec(
-                    seats=(SeatSpec.of_token("tok-quick", "quick"), SeatSpec.of_builtin("greedy")), time_control=QUICK
+                    seats=(SeatSpec.of_token("tok-quick-0123456", "quick"), SeatSpec.of_builtin("greedy")),
+                    time_control=QUICK,
                 )
                 match_id = await client.start_match(spec)
                 async for _item in client.watch(match_id):
@@ -175,7 +188,8 @@ def test_a_serve_process_stays_flat_over_many_matches(tmp_path: Path) -> None:
     """
     config = tmp_path / "referee.yaml"
     config.write_text(
-        "address: 127.0.0.1:0\ncontrol_token: ctl\ntokens: {quick: tok-quick}\ntoken_idle_ms: 0\ntoken_unused_ms: 0\n"
+        "address: 127.0.0.1:0\ncontrol_token: ctl-token-0123456\ntokens: {quick: tok-quick-0123456}\n"
+        "token_idle_ms: 0\ntoken_unused_ms: 0\n"
     )
     env = {**os.environ, "SKYJO_CONTROL_TOKEN": ""}
     serve = subprocess.Popen(
@@ -195,7 +209,7 @@ def test_a_serve_process_stays_flat_over_many_matches(tmp_path: Path) -> None:
         n, decoys, rounds = 2, 1500, 3  # a round issues n * decoys tokens: ~6 MiB if they were kept (~2 KiB each)
         rss = []
         for _ in range(1 + rounds):  # the first round warms up (arenas, caches, grpc's pools)
-            asyncio.run(_drive(address, "ctl", n, decoys))
+            asyncio.run(_drive(address, "ctl-token-0123456", n, decoys))
             rss.append(_rss_kib(serve.pid))
     finally:
         serve.send_signal(signal.SIGTERM)

@@ -156,10 +156,15 @@ def test_bad_positions_are_usage_errors(args: tuple[str, ...], message: str) -> 
     assert message in done.stderr
 
 
-def test_showing_an_invalid_record_exits_1_missing_exits_2(tmp_path: Path) -> None:
+def test_showing_an_invalid_or_missing_record_exits_2_only_check_exits_1(tmp_path: Path) -> None:
     done = run(ILLEGAL)
-    assert done.returncode == 1
+    assert done.returncode == 2  # bad input: exit 1 is only replay --check's "this record is invalid"
     assert "invalid record: round 0, action 9: seat 1 cannot take now" in done.stderr
+    assert run("--check", ILLEGAL).returncode == 1
+    not_a_record = tmp_path / "other.json"
+    not_a_record.write_text('{"a": 1}', encoding="utf-8")
+    done = run(not_a_record)
+    assert done.returncode == 2 and "invalid record" in done.stderr
     done = run(tmp_path / "nope.json")
     assert done.returncode == 2
     assert "nope.json: cannot read: No such file or directory" in done.stderr

@@ -235,6 +235,7 @@ def test_per_bot_faults_carry_their_text_and_count_in_the_leaderboard(tmp_path: 
         "kind": "crash",
         "detail": "exit code 3; restarted",
         "round": None,
+        "action": None,
     }
     row = next(r for r in data["leaderboard"] if r["name"] == "shaky")
     assert row["strikes"] == row["illegal"] == strikes and row["timeouts"] == 0
@@ -254,3 +255,35 @@ def test_rating_history_marks_runs_where_the_store_paused(tmp_path: Path) -> Non
     for name, value in zip(data["bots"], final):  # the last point is the leaderboard's rating
         row = next(r for r in data["leaderboard"] if r["name"] == name)
         assert abs(value - row["elo"]) <= 0.1
+
+
+def test_the_gate_summary_says_what_the_gate_prints() -> None:
+    """Stop bounds, nElo and LOS: taken from the gate when it stored them, else computed by the gate's own code."""
+    from skyjo_ref.report.data import gate_summary
+    from skyjo_ref.tournament import sprt
+
+    old = {"alpha": 0.05, "beta": 0.05, "pentanomial": [1, 4, 10, 15, 10], "history": [[2, -0.5], [4, 1.0], [6, 2.0]]}
+    summary = gate_summary(old)
+    lower, upper = sprt.llr_bounds(0.05, 0.05)
+    o0, o1 = sprt.overshoot([-0.5, 1.0, 2.0])
+    assert summary["bounds"] == [lower, upper]
+    assert summary["stop_bounds"] == [lower + o0, upper - o1] and o0 > 0 and o1 > 0
+    assert "overshoot" in summary["stop_note"]
+    est = sprt.estimate([1, 4, 10, 15, 10])
+    assert summary["los"] == est.los and summary["nelo"] == est.nelo
+    assert summary["nelo_ci"] == [est.nelo - est.nelo_half, est.nelo + est.nelo_half]
+    stored = {**old, "bounds": [-2.9, 2.9], "stop_bounds": [-2.5, 2.6], "nelo": 1.0, "nelo_ci": [0, 2], "los": 0.7}
+    kept = gate_summary({**stored, "shard": "1/3"})
+    assert kept["stop_bounds"] == [-2.5, 2.6] and kept["los"] == 0.7 and kept["nelo"] == 1.0
+    assert "shard 1/3" in kept["stop_note"]
+
+
+def test_faults_say_where_they_happened(tmp_path: Path) -> None:
+    seats = [InProcessSeat(_Raises(), "shaky"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    tc = TimeControl(decision_ms=5000, bank_ms=600_000, max_strikes=1000, grace_ms=1000)
+    record = asyncio.run(play_game(GameSetup("g", seats, seed="3", time_control=tc)))
+    with Store(tmp_path / "run") as store:
+        store.add_game(GameId(("greedy", "shaky"), 0, 1), "s", record, 0.1)
+    faults = collect(tmp_path / "run", ReportOptions(bootstrap=0))["per_bot"]["shaky"]["faults"]
+    for fault, strike in zip(faults, record["meta"]["strikes"], strict=False):
+        assert (fault["round"], fault["action"]) == (strike["round"], strike["action"])  # 0-based, as recorded

@@ -20,10 +20,11 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route, sync_playwright
@@ -33,12 +34,15 @@ from skyjo_bot.types import TimeControl
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.match import GameSetup, InProcessSeat, play_game
 from skyjo_ref.records import save
-from skyjo_ref.report import ReportOptions, write_report
+from skyjo_ref.report import ReportOptions, collect, render, write_game, write_report
+from skyjo_ref.tournament import sprt
+from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "out" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DASH = " \N{EN DASH} "  # between the ends of an interval, as the page writes them
 
 
 class Raises(Bot):
@@ -295,9 +299,27 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     assert len((page.locator("#gate polyline.llr").get_attribute("points") or "").split()) == len(history)
     assert page.locator("#gate line.bound").count() == 2
     assert page.locator("#gate rect.penta").count() == 5
-    assert "3.050 in [-2.940, 2.940] after 80 games" in page.locator("#gate-detail").inner_text()
+    facts = page.locator("#gate-facts").inner_text()
+    assert "3.050 after 80 games; Wald's bounds [-2.940, 2.940]" in facts
+    # what an older gate did not store is computed with the gate's own functions, as the command line prints it
+    o0, o1 = sprt.overshoot([v for _, v in history])
+    assert f"stop bounds\t[{-2.94 + o0:.3f}, {2.94 - o1:.3f}] (Wald's, moved in by the overshoot correction" in facts
+    est = sprt.estimate([1, 4, 10, 15, 10])
+    low, high = est.nelo - est.nelo_half, est.nelo + est.nelo_half
+    assert f"normalized Elo\t{est.nelo:.1f} (95%: {low:.1f}{DASH}{high:.1f})" in facts
+    assert f"LOS\t{100 * est.los:.1f}%" in facts
+    assert o0 == 0 < o1  # the LLR only rose: only the upper bound moved in, and only it is drawn twice
+    assert page.locator("#gate line.stop-bound.accept").count() == 1
+    assert page.locator("#gate line.stop-bound.reject").count() == 0
     watch.check()
     page.close()
+    # without JavaScript the verdict and the numbers are still there
+    context = browser.new_context(java_script_enabled=False)
+    bare = context.new_page()
+    bare.goto((tmp_path / "gate.html").as_uri())
+    assert bare.locator("#gate .verdict").inner_text() == "greedy vs random: accepted"
+    assert f"LOS\t{100 * est.los:.1f}%" in bare.locator("#gate-facts").inner_text()
+    context.close()
     # a report without a gate has no gate section
     plain, watch = open_page(browser, run / "report.html")
     assert plain.locator("#gate").count() == 0
@@ -305,11 +327,27 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     plain.close()
 
 
-def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, tmp_path: Path) -> None:
-    bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(40)]
-    round_robin_store(tmp_path / "forty", bots, deals=1, pool=1).close()
-    write_report(tmp_path / "forty", tmp_path / "forty.html", ReportOptions(bootstrap=0))
-    page, watch = open_page(browser, tmp_path / "forty.html", width=1100)
+def many_bots(count: int) -> list[str]:
+    return [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(count)]
+
+
+@functools.cache
+def many_report(count: int, folder: Path) -> Path:
+    """The report of a round robin of ``count`` bots (long names too), made once per module."""
+    round_robin_store(folder / f"many-{count}", many_bots(count), deals=1, pool=1).close()
+    write_report(folder / f"many-{count}", folder / f"many-{count}.html", ReportOptions(bootstrap=0))
+    return folder / f"many-{count}.html"
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Path]:
+    folder = tmp_path_factory.mktemp("many")
+    return lambda count: many_report(count, folder)
+
+
+def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, many: Callable[[int], Path]) -> None:
+    bots = many_bots(40)
+    page, watch = open_page(browser, many(40), width=1100)
     grid = page.locator("#h2h-grid")
     assert page.locator("#h2h-grid td.cell").count() == 40 * 39
     box = grid.bounding_box()
@@ -319,6 +357,14 @@ def test_forty_bots_heatmap_scrolls_and_stays_readable(browser: Browser, tmp_pat
     assert min(sizes) >= 10
     tops = [b["y"] for b in (labels.nth(i).bounding_box() for i in range(40)) if b is not None]
     assert all(b - a >= 12 for a, b in itertools.pairwise(tops))  # rows do not overlap
+    # the column names stay in sight while the grid scrolls down inside its box
+    top = page.locator("#h2h-grid th.col-label").first
+    before = top.bounding_box()
+    grid.evaluate("g => { g.scrollTop = 400; }")
+    page.wait_for_function("document.getElementById('h2h-grid').scrollTop >= 400")
+    after = top.bounding_box()
+    assert before and after and abs(after["y"] - before["y"]) < 1
+    assert page.locator("#h2h-grid tbody th.row-label").first.bounding_box()["y"] < before["y"]  # type: ignore[index]
     last = page.locator(f'#h2h-grid td.cell[data-row="{bots[-1]}"][data-col="{bots[-2]}"]')
     last.click()  # scrolled into view by the click, as a user would scroll
     head = page.locator("#viewer-body .viewer-head b").inner_text()
@@ -363,5 +409,385 @@ def test_the_viewer_marks_strikes_and_the_referees_actions(browser: Browser, tmp
     strikes = len(record["meta"]["strikes"])
     assert page.locator('.seat[data-seat="0"] .mark.strike').inner_text() == f"{strikes} strikes"
     assert final_totals(page) == record["result"]["totals"]
+    watch.check()
+    page.close()
+
+
+# --------------------------------------------------------------------------------- issue 22: what people see
+
+
+class Quits(Bot):
+    """Answers wrong once in the first round, then every time: strikes in round 1, a forfeit in round 2."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, view: View) -> Action:
+        self.calls += 1
+        if (view.round == 0 and self.calls == 5) or view.round >= 1:
+            raise ValueError("gave up")
+        return view.legal_actions[0]
+
+
+@pytest.fixture(scope="module")
+def faults_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A round robin of 66 games (more than a page of the games list) and one game a bot forfeits in round 2."""
+    folder = tmp_path_factory.mktemp("faults")
+    bots = ["greedy", "quits", "random-a", "random-b", "random-c", "random-d"]
+    store = round_robin_store(folder, bots, deals=2, pool=1)
+    seats = [InProcessSeat(Quits(), "quits"), InProcessSeat(make_builtin("greedy", 1), "greedy")]
+    tc = TimeControl(decision_ms=5000, bank_ms=600_000, max_strikes=3, grace_ms=1000)
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
+        record = pool.submit(asyncio.run, play_game(GameSetup("g", seats, seed="7", time_control=tc))).result()
+    assert record["meta"]["forfeited"][0]["round"] == 1  # the second round
+    store.add_game(GameId(("greedy", "quits"), 9, 1), "s", record, 0.1)
+    store.close()
+    write_report(folder, folder / "report.html", ReportOptions(bootstrap=0))
+    write_game(record, "quits", folder / "quits.html")  # what replay --html writes (its CLI is tested above)
+    return folder, record
+
+
+def position(page: Page) -> int:
+    return int(page.evaluate("() => Number(document.getElementById('v-timeline').value)"))
+
+
+def test_without_javascript_the_leaderboard_is_a_plain_table(browser: Browser, run: Path) -> None:
+    expected = json.loads(cli("ratings", str(run), "--json", "-", cwd=run.parent).stdout)
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((run / "report.html").as_uri())
+    assert "JavaScript is off" in page.locator("noscript").first.inner_text() or page.locator(".noscript").is_visible()
+    rows = page.locator("#leaderboard-table tbody tr")
+    assert rows.count() == len(expected["bots"])
+    for i, bot in enumerate(expected["bots"]):
+        row = rows.nth(i)
+        assert row.locator('[data-col="name"]').inner_text() == bot["name"]
+        assert row.locator('[data-col="elo"]').inner_text() == f"{bot['elo']:.1f}"
+        assert row.locator('[data-col="interval"]').inner_text() == f"{bot['elo_low']:.0f}{DASH}{bot['elo_high']:.0f}"
+        assert int(row.locator('[data-col="games"]').inner_text()) == bot["games"]
+    context.close()
+    # with JavaScript the same table becomes sortable, and the note is not shown
+    page, watch = open_page(browser, run / "report.html")
+    assert not page.locator(".noscript").is_visible()
+    assert page.locator("#leaderboard-table").get_attribute("data-static") is None
+    watch.check()
+    page.close()
+
+
+def test_the_games_list_shows_winner_forfeits_strikes_sorts_and_pages(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]]
+) -> None:
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "report.html", width=1400)
+    listing = page.locator("#games-table")
+    assert listing.locator("tbody tr").count() == 50
+    assert "page 1 of 2 · 61 games" in listing.locator(".page-of").first.inner_text()
+    listing.locator("button.next").first.click()
+    assert listing.locator("tbody tr").count() == 11  # not capped: every game is listed, a page at a time
+    listing.locator('th[data-sort="strikes"]').click()  # ascending, then descending
+    listing.locator('th[data-sort="strikes"]').click()
+    first = listing.locator("tbody tr").first
+    assert first.get_attribute("data-game") == "greedy+quits/9/1"
+    assert first.locator("td.forfeits").inner_text() == "quits"
+    assert first.locator("td.winner").inner_text() == "greedy"
+    assert first.locator("td.strikes").inner_text() == f"quits {len(record['meta']['strikes'])}"
+    assert "(forfeit)" in first.locator(".seat-result.forfeited").inner_text()
+    # the table stays inside its card: the page is no wider than the window
+    section = page.locator("#games").bounding_box()
+    table = listing.locator(".scroll").bounding_box()
+    assert section and table and table["x"] + table["width"] <= section["x"] + section["width"] + 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    watch.check()
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def four_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real 4-player league (the CLI, built-in bots with long names): the widest games list."""
+    folder = tmp_path_factory.mktemp("four")
+    names = [f"{kind}-{i}-with-a-rather-long-name" for i, kind in enumerate(["greedy", "random"] * 2)]
+    bots = "".join(f"  - {{name: {n}, builtin: {n.split('-')[0]}}}\n" for n in names)
+    (folder / "league.yaml").write_text(
+        "name: four\nrules: {preset: official, end_score: 40}\nplayers_per_game: 4\ndeals: 1\nseed: 3\n"
+        f"concurrency: 2\nrating: {{bootstrap: 0}}\noutput: out\nbots:\n{bots}",
+        encoding="utf-8",
+    )
+    played = cli("tournament", "league.yaml", "--plain", cwd=folder)
+    assert played.returncode == 0, played.stderr
+    made = cli("report", "out", cwd=folder)
+    assert made.returncode == 0, made.stderr
+    return folder / "out" / "report.html"
+
+
+@pytest.mark.parametrize("which", ["report", "single", "four"])
+def test_at_phone_width_nothing_is_wider_than_the_screen(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]], four_run: Path, which: str
+) -> None:
+    folder, _ = faults_run
+    path = {"report": folder / "report.html", "single": folder / "quits.html", "four": four_run}[which]
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    watch = Watch(page)
+    page.goto(path.as_uri())
+    if which == "four":  # a real league's store has its rules: opened, they wrap too
+        page.locator("header details.rules summary").click()
+        assert "end_score: 40" in page.locator("header details.rules").inner_text()
+    if which != "single":
+        elo = page.locator("#leaderboard-table tbody tr").first.locator('[data-col="elo"]').bounding_box()
+        assert elo and elo["x"] + elo["width"] <= 390  # Elo on the first screen
+        ticks = page.locator("#history-chart text.ytick")
+        heights = ticks.evaluate_all("e => e.map(t => t.getBoundingClientRect().height)")
+        assert heights and min(heights) >= 10  # axis text at its real size, not shrunk
+        page.locator("#games-table tr[data-game]").first.locator("button.open").click()
+    page.locator("#v-last").click()
+    assert page.locator("#final-totals").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    if which == "four":  # and at a laptop's width, the 4-player games list stays inside its card
+        page.set_viewport_size({"width": 1400, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    if which == "report":
+        page.screenshot(path=str(SHOTS / "phone.png"))
+    watch.check()
+    page.close()
+
+
+def test_rounds_count_from_one_and_a_fault_opens_its_game_at_the_faulty_step(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]]
+) -> None:
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "report.html")
+    page.select_option("#bot-select", "quits")
+    strike = record["meta"]["strikes"][0]
+    row = page.locator("table.faults tbody tr").first
+    assert row.locator('[data-col="round"]').inner_text() == str(strike["round"] + 1)
+    row.locator("a.fault-link").click()
+    where = page.locator("#v-where").inner_text()
+    assert where == f"round {strike['round'] + 1}/{len(record['rounds'])}, action {strike['action']}/" + str(
+        len(record["rounds"][strike["round"]]["actions"])
+    )
+    assert "played by the referee: illegal" in page.locator(".decision").inner_text()
+    # the end of the first round says "round 1", and its scores by name
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#v-where").inner_text().startswith(f"round 1/{len(record['rounds'])}, over")
+    scores = record["rounds"][0]["result"]["scores"]
+    names = record["players"]
+    assert page.locator("#round-over").inner_text() == (
+        f"Round 1 over: {names[record['rounds'][0]['result']['finisher']]} ended it; round scores "
+        + ", ".join(f"{n} {v}" for n, v in zip(names, scores))
+        + "."
+    )
+    watch.check()
+    page.close()
+
+
+def test_the_forfeit_badge_shows_from_the_forfeit_on(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "quits.html")
+    forfeit = record["meta"]["forfeited"][0]
+    badge = page.locator(f'.seat[data-seat="{forfeit["seat"]}"] .mark.forfeit')
+    assert badge.count() == 0  # at the start: nothing forfeited yet
+    page.keyboard.press("ArrowDown")  # round 2, before its first action
+    for _ in range(forfeit["action"] - 1):
+        page.keyboard.press("ArrowRight")
+    assert badge.count() == 0
+    page.keyboard.press("ArrowRight")
+    assert badge.count() == 1
+    page.keyboard.press("End")
+    assert badge.count() == 1
+    watch.check()
+    page.close()
+
+
+def test_keys_step_the_viewer_only_while_it_has_focus(browser: Browser, run: Path) -> None:
+    page, watch = open_page(browser, run / "report.html", width=1300)
+    page.locator("#games-table tr[data-game]").first.locator("button.open").click()
+    page.keyboard.press("ArrowRight")
+    assert position(page) == 1  # opening a game gives the viewer focus
+    page.locator("#leaderboard h2").click()  # elsewhere on the page: keys scroll, the viewer stays
+    page.evaluate("window.scrollTo(0, 0)")
+    page.keyboard.press("PageDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("End")
+    assert position(page) == 1
+    page.wait_for_function("window.scrollY > 0")
+    page.locator("#viewer h2").click()
+    page.keyboard.press("ArrowRight")
+    assert position(page) == 2
+    # the address names the game (its key URL-encoded: it holds + and /) and the step; reloaded, it opens there
+    key = page.locator("#viewer-body .viewer-head b").inner_text()
+    assert page.evaluate("location.hash") == f"#game={quote(key, safe='')}&step=2"
+    page.reload()
+    assert page.locator("#viewer-body .viewer-head b").inner_text() == key
+    assert position(page) == 2
+    watch.check()
+    page.close()
+
+
+def test_heatmap_cells_are_neutral_at_half_readable_and_carry_score_and_games(
+    browser: Browser, run: Path, tmp_path: Path
+) -> None:
+    data = collect(run, ReportOptions(bootstrap=0))
+    data["h2h"][0][1] = [8, 3, 2, 3, 1.0]  # exactly 50%: 4/8
+    data["h2h"][1][0] = [8, 3, 2, 3, 1.0]
+    (tmp_path / "h.html").write_text(render(data), encoding="utf-8")
+    page, watch = open_page(browser, tmp_path / "h.html")
+    a, b = data["bots"][0], data["bots"][1]
+    for row, col in ((a, b), (b, a)):
+        cell = page.locator(f'#h2h-grid td.cell[data-row="{row}"][data-col="{col}"]')
+        assert "level" in (cell.get_attribute("class") or "")
+        assert cell.locator(".sc").inner_text() == "4/8"
+    cells = page.locator("#h2h-grid td.cell").evaluate_all(
+        """e => e.map(c => ({score: c.dataset.score, bg: getComputedStyle(c).backgroundColor,
+                            fg: getComputedStyle(c).color, text: c.querySelector('.sc').textContent,
+                            level: c.classList.contains('level'), row: c.dataset.row, col: c.dataset.col}))"""
+    )
+
+    def rgb(text: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in text[text.index("(") + 1 : text.index(")")].split(",")[:3])
+
+    def lum(c: tuple[int, ...]) -> float:
+        lin = [(v / 255 / 12.92) if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    for cell in cells:
+        hi, lo = sorted((lum(rgb(cell["bg"])), lum(rgb(cell["fg"]))), reverse=True)
+        assert (hi + 0.05) / (lo + 0.05) >= 4.5, cell
+        i, j = data["bots"].index(cell["row"]), data["bots"].index(cell["col"])
+        games, won, drawn = data["h2h"][i][j][:3]
+        points = won + drawn / 2
+        assert cell["text"] == f"{points:g}/{games}"
+        red, _, blue = rgb(cell["bg"])
+        if not cell["level"]:  # blue ahead, orange behind: told apart without red and green
+            assert (blue > red) == (points > games / 2), cell
+    watch.check()
+    page.close()
+
+
+def test_per_bot_results_against_each_opponent(browser: Browser, run: Path) -> None:
+    data = collect(run, ReportOptions(bootstrap=0))
+    page, watch = open_page(browser, run / "report.html")
+    name = data["bots"][0]
+    page.select_option("#bot-select", name)
+    rows = page.locator("#opponents tbody tr")
+    assert rows.count() == len(data["bots"]) - 1
+    for j, other in enumerate(data["bots"]):
+        cell = data["h2h"][0][j]
+        if cell is None:
+            continue
+        row = page.locator(f'#opponents tr[data-opponent="{other}"]')
+        assert row.locator('[data-col="score"]').inner_text() == f"{cell[1] + cell[2] / 2:g}/{cell[0]}"
+    watch.check()
+    page.close()
+
+
+def test_the_viewer_plays_scrubs_links_turns_cards_up_and_charts_the_rounds(
+    browser: Browser, faults_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    folder, record = faults_run
+    page, watch = open_page(browser, folder / "quits.html")
+    n = len(record["players"])
+    # all cards face up: the record's deck shows under the face-down cards
+    assert page.locator(".card.hidden:not(.pile)").count() == 12 * n
+    page.check("#v-faceup")
+    peeks = page.locator(".seat .card.peek").all_inner_texts()
+    assert [int(v) for v in peeks] == record["rounds"][0]["deck"][: 12 * n]
+    page.uncheck("#v-faceup")
+    # play, then pause: the position moves by itself, and stops
+    page.select_option("#v-speed", "16")
+    page.click("#v-play")
+    page.wait_for_function("Number(document.getElementById('v-timeline').value) >= 3")
+    page.click("#v-play")
+    assert page.evaluate("window.skyjoReport.view.timer") is None
+    # the timeline: drag to a step; the address bar follows; a link opens that step
+    page.locator("#v-timeline").fill("30")
+    assert position(page) == 30
+    url = page.evaluate("location.href")
+    assert url.endswith("#game=quits&step=30")
+    showing = page.locator(".seat .showing").evaluate_all("e => e.map(x => Number(x.dataset.showing))")
+    grids = page.locator(".seat .grid").evaluate_all(
+        "g => g.map(x => [...x.children]"
+        ".filter(c => !c.classList.contains('hidden') && !c.classList.contains('removed'))"
+        ".reduce((s, c) => s + Number(c.textContent), 0))"
+    )
+    assert showing == grids  # each seat's running visible total
+    again = browser.new_page()
+    again.goto(url)
+    assert position(again) == 30
+    again.close()
+    # the per-round chart and table: a line per seat, the record's totals at the end
+    page.keyboard.press("End")
+    assert page.locator("#score-chart polyline").count() == n
+    last = page.locator("table.round-scores tbody tr td:last-child").all_inner_texts()
+    assert [int(v) for v in last] == record["result"]["totals"]
+    watch.check()
+    page.close()
+
+
+@pytest.mark.parametrize("count", [20, 40])
+def test_rating_history_keeps_many_bots_apart_labelled_and_pickable(
+    browser: Browser, many: Callable[[int], Path], count: int
+) -> None:
+    bots = many_bots(count)
+    page, watch = open_page(browser, many(count), width=1400)
+    chart = page.locator("#history-chart svg")
+    strokes = chart.locator("polyline.series").evaluate_all("e => e.map(x => x.getAttribute('stroke'))")
+    assert len(strokes) == count and len(set(strokes)) == count  # every line its own colour
+    ticks = [float(t) for t in chart.locator("text.ytick").all_text_contents()]
+    step = ticks[1] - ticks[0]
+    assert step > 0 and all(abs(v / step - round(v / step)) < 1e-9 for v in ticks)  # round values
+    assert f"{step:g}".lstrip("0.")[0] in "125"
+
+    def inside() -> None:
+        box = chart.bounding_box()  # taken anew: a click may have scrolled the page
+        for label in chart.locator("text.label").all():
+            b = label.bounding_box()
+            assert b and box and b["y"] >= box["y"] and b["y"] + b["height"] <= box["y"] + box["height"] + 1
+            assert b["x"] + b["width"] <= box["x"] + box["width"] + 1, label.text_content()  # names not clipped
+
+    labels = chart.locator("text.label")
+    if count <= 20:
+        assert labels.count() == count
+        inside()
+    else:
+        assert labels.count() == 0  # too many to label: the legend names them, a click picks one
+    assert page.locator("#history-legend .chip").count() == count
+    page.locator(f'#history-legend .chip[data-bot="{bots[-1]}"]').click()
+    assert page.locator(f'#history-chart polyline.picked[data-bot="{bots[-1]}"]').count() == 1
+    assert page.locator("#history-chart polyline.faded").count() == count - 1
+    assert page.locator(f'#history-chart text.label[data-bot="{bots[-1]}"]').count() == 1
+    inside()
+    watch.check()
+    page.close()
+
+
+def test_histograms_keep_their_labels_whole_and_apart(browser: Browser, tmp_path: Path) -> None:
+    bots = ["greedy", "random"]
+    round_robin_store(tmp_path / "two", bots, deals=200, pool=2).close()
+    data = write_report(tmp_path / "two", tmp_path / "two.html", ReportOptions(bootstrap=0))
+    page, watch = open_page(browser, tmp_path / "two.html")
+    decisions = data["per_bot"]["greedy"]["decisions"]
+    assert max(decisions["bins"]) > 10_000  # the top label reads like 10.2k, not ".0157"
+    charts = page.locator("#bot-detail svg.chart")
+    assert charts.count() == 2
+    for k in range(2):
+        chart = charts.nth(k)
+        box = chart.bounding_box()
+        assert box is not None
+        for tick in chart.locator("text.ytick").all():
+            b = tick.bounding_box()
+            assert b and b["x"] >= box["x"]  # not cut at the left edge
+        xs = [b for b in (t.bounding_box() for t in chart.locator("text.xtick").all()) if b]
+        assert all(a["x"] + a["width"] <= c["x"] for a, c in itertools.pairwise(xs))  # no overlap
+        ys = sorted(b["y"] for b in (t.bounding_box() for t in chart.locator("text.ytick").all()) if b)
+        assert len(ys) >= 2 and all(c - a >= 10 for a, c in itertools.pairwise(ys))
+    top = charts.nth(1).locator("text.ytick").first.text_content()
+    assert top == f"{max(decisions['bins']) / 1000:.1f}k"
+    # a log scale: a bin of a few slow decisions is still a visible bar
+    heights = charts.nth(1).locator("rect").evaluate_all("e => e.map(r => Number(r.getAttribute('height')))")
+    assert all(h >= 5 for h, c in zip(heights, decisions["bins"]) if c > 0)
     watch.check()
     page.close()

@@ -12,17 +12,17 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from loopback import loopback_listener
 from skyjo_bot.address import check_address
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.sandbox import (
@@ -59,6 +59,12 @@ MISBEHAVING_BOT = textwrap.dedent(
             while True:
                 hoard.append(bytearray(16 * 1024 * 1024))
         if how == "cpu":  # spin
+            while True:
+                pass
+        if how == "cpu-stubborn":  # ignore the kernel's SIGXCPU and spin on, until its SIGKILL
+            import signal
+
+            signal.signal(signal.SIGXCPU, signal.SIG_IGN)
             while True:
                 pass
         if how == "fork":  # start children until the cap stops it
@@ -161,6 +167,14 @@ def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -
 
 
 @needs_linux
+def test_a_bot_that_ignores_sigxcpu_is_killed_and_recorded_as_a_limit_not_a_crash(tmp_path: Path) -> None:
+    """The kernel's SIGKILL one second past the soft limit: the supervisor ends by that signal too (it once
+    raised EINVAL setting SIGKILL's handler, and the bot was stored as a crash, exit code 1)."""
+    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu-stubborn")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (or the kernel's OOM killer)")
+
+
+@needs_linux
 def test_a_fork_bomb_is_bounded_by_the_process_cap_and_its_whole_tree_killed(tmp_path: Path) -> None:
     try:
         pids_cgroups()
@@ -182,7 +196,9 @@ def _runs_from(proc: Path, folder: Path) -> bool:
 @needs_linux
 def test_a_bot_that_writes_a_huge_file_is_killed_at_its_file_size_limit(tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
-    write_league(tmp_path, "limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'")
+    write_league(
+        tmp_path, "isolation: none, limits: {file_size_mb: 1}", extra_env=f"MISBEHAVE: file, BIG_FILE: '{big}'"
+    )
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: file size limit 1 MB (killed by SIGXFSZ")
     assert big.stat().st_size <= 1024 * 1024
 
@@ -191,29 +207,12 @@ def test_a_bot_that_writes_a_huge_file_is_killed_at_its_file_size_limit(tmp_path
 def test_a_bot_without_network_reaches_only_the_referee(tmp_path: Path) -> None:
     if network_isolation()[1] is not None:
         pytest.skip(f"no network namespaces here: {network_isolation()[1]}")
-    accepted: list[object] = []
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(0.2)
-        stop = threading.Event()
-
-        def accept() -> None:
-            while not stop.is_set():
-                try:
-                    accepted.append(listener.accept())
-                except TimeoutError:
-                    continue
-
-        watcher = threading.Thread(target=accept, daemon=True)
-        watcher.start()
-        port = listener.getsockname()[1]
+    with loopback_listener() as (port, accepted):
         write_league(tmp_path, "network: false", extra_env=f"MISBEHAVE: network, LISTENER_PORT: {port}")
-        try:
-            faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "network blocked: ")
-        finally:
-            stop.set()
-            watcher.join()
+        faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "network blocked: ")
     assert accepted == []  # the listener on loopback was never reached
-    assert any("Network is unreachable" in f for f in faults), faults
+    # isolated: a loopback of its own, where nothing listens; else no interface at all
+    assert any("Network is unreachable" in f or "Connection refused" in f for f in faults), faults
 
 
 @needs_linux
@@ -276,22 +275,24 @@ def test_bot_limits_override_the_default_key_by_key(tmp_path: Path) -> None:
         "  - {name: c, python: bot.py}\n"
     )
     config = parse_config(text, tmp_path / "league.yaml")
-    assert config.bot("b").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=5))
-    assert config.bot("c").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=600))
+    isolation = config.sandbox.isolation  # strict where this machine can isolate bots (the league's default)
+    assert config.bot("b").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=5), isolation=isolation)
+    assert config.bot("c").sandbox == Sandbox(Limits(memory_mb=512, cpu_seconds=600), isolation=isolation)
     assert config.bot("a").sandbox == Sandbox()  # built-in bots run inside the referee: no process to limit
 
 
 def test_a_limit_this_machine_cannot_enforce_is_refused_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
-    import skyjo_ref.sandbox as sandbox
+    import skyjo_ref.sandbox.cgroups as cgroups
+    import skyjo_ref.sandbox.namespaces as namespaces
 
-    monkeypatch.setattr(sandbox, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
-    monkeypatch.setattr(sandbox, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
-    sandbox.pids_cgroups.cache_clear()
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
+    monkeypatch.setattr(namespaces, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
+    cgroups.pids_cgroups.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match="processes: cannot cap one bot's processes here: RLIMIT_NPROC"):
             check_sandbox(Sandbox(Limits(processes=8)))
     finally:
-        sandbox.pids_cgroups.cache_clear()
+        cgroups.pids_cgroups.cache_clear()
 
 
 FORKER = (
@@ -332,8 +333,31 @@ def test_a_normal_user_gets_a_process_cap_and_no_network(tmp_path: Path) -> None
         "done = subprocess.run(plan.wrap([sys.executable, '-I', '-S', '-c', code]), capture_output=True, text=True)\n"
         "print(done.returncode, done.stdout.split(), done.stderr.strip()[-300:])\n"
     )
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[1] / "referee")}
-    result = subprocess.run(
+    # nobody may not enter the folder this checkout lies in (mktemp -d, a private home): give it a copy of the
+    # sandbox room (standard library only) in a folder it may read
+    public = Path(tempfile.mkdtemp(prefix="skyjo-ref-nobody-"))
+    public.chmod(0o755)
+    package = public / "skyjo_ref"
+    shutil.copytree(REPO / "referee" / "skyjo_ref" / "sandbox", package / "sandbox")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    for folder, _, names in os.walk(public):
+        os.chmod(folder, 0o755)
+        for name in names:
+            os.chmod(os.path.join(folder, name), 0o644)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(public)}
+    try:
+        result = _run_as_nobody(script, env, tmp_path)
+    finally:
+        shutil.rmtree(public, ignore_errors=True)
+    if "Permission denied" in result.stderr and "skyjo_ref" not in result.stdout:
+        pytest.skip(f"nobody cannot run the system python here: {result.stderr.strip()[-200:]}")
+    assert result.returncode == 0, result.stderr
+    code, rest = result.stdout.split(" ", 1)
+    assert code == "0" and rest.startswith("['101', '4', '11']"), result.stdout  # no network (101), then 4 forks
+
+
+def _run_as_nobody(script: str, env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(SYSTEM_PYTHON), "-c", script, FORKER],
         capture_output=True,
         text=True,
@@ -341,11 +365,6 @@ def test_a_normal_user_gets_a_process_cap_and_no_network(tmp_path: Path) -> None
         cwd=tmp_path.anchor,
         timeout=60,
     )
-    if "Permission denied" in result.stderr and "skyjo_ref" not in result.stdout:
-        pytest.skip(f"nobody cannot read this checkout: {result.stderr.strip()[-200:]}")
-    assert result.returncode == 0, result.stderr
-    code, rest = result.stdout.split(" ", 1)
-    assert code == "0" and rest.startswith("['101', '4', '11']"), result.stdout  # no network (101), then 4 forks
 
 
 def test_the_sdk_accepts_unix_socket_addresses() -> None:
@@ -408,7 +427,8 @@ def test_kill_9_of_the_tournament_takes_the_bots_children_with_it(tmp_path: Path
     (tmp_path / "parent.py").write_text(PARENT_BOT, encoding="utf-8")
     pids_file = tmp_path / "pids.txt"
     (tmp_path / "league.yaml").write_text(
-        "name: kill\nplayers_per_game: 2\ndeals: 200\nconcurrency: 1\noutput: out\nrating: {bootstrap: 0}\nbots:\n"
+        "name: kill\nplayers_per_game: 2\ndeals: 200\nconcurrency: 1\noutput: out\nrating: {bootstrap: 0}\n"
+        "isolation: none\nbots:\n"  # the bot writes its children's pids where the test reads them
         "  - {name: greedy, builtin: greedy}\n"
         f"  - {{name: parent, python: parent.py, {limits}env: {{PIDS_FILE: '{pids_file}'}}}}\n",
         encoding="utf-8",
@@ -476,7 +496,9 @@ def test_the_sandboxed_example_league_is_valid() -> None:
     config = parse_config(
         (REPO / "tournaments" / "sandboxed.yaml").read_text(encoding="utf-8"), REPO / "tournaments" / "sandboxed.yaml"
     )
-    assert config.bot("strong").sandbox == Sandbox(Limits(1024, 600, 256, 16, 32), network=False)
+    assert config.bot("strong").sandbox == Sandbox(
+        Limits(1024, 600, 256, 16, 32), network=False, isolation=config.sandbox.isolation
+    )
     assert config.bot("minimal").sandbox.limits.memory_mb == 512
 
 

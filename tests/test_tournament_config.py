@@ -113,8 +113,14 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "remote_without_address",
-        "bots:\n  - name: g\n    remote: {token: abcdefghij}\n  - name: r\n    builtin: random\n",
+        "bots:\n  - name: g\n    remote: {token: abcdefghij0123456789}\n  - name: r\n    builtin: random\n",
         ["bots[0].remote", "referee.listen"],
+    ),
+    (
+        "remote_short_token",
+        "referee: {listen: '127.0.0.1:50999'}\nbots:\n  - name: g\n    remote: {token: dave-7f3a9c1e}\n"
+        "  - name: r\n    builtin: random\n",
+        [":4:", "bots[0].remote.token", "13 characters is too short", "at least 16", "secrets.token_urlsafe(24)"],
     ),
     (
         "duplicate_yaml_key",

@@ -110,10 +110,19 @@ def setup_folder(tmp_path: Path) -> Path:
 
 
 def write_config(
-    folder: Path, bots: str, *, k: int = 2, deals: int = 2, seed: int = 5, rating: str = "{bootstrap: 50}"
+    folder: Path,
+    bots: str,
+    *,
+    k: int = 2,
+    deals: int = 2,
+    seed: int = 5,
+    rating: str = "{bootstrap: 50}",
+    isolation: str | None = None,
 ) -> Path:
+    """``isolation: none`` for bots that talk with the test through files and environment variables."""
     text = (
-        f"name: t\nrules: {{preset: official, end_score: 30}}\nplayers_per_game: {k}\ndeals: {deals}\n"
+        (f"isolation: {isolation}\n" if isolation else "")
+        + f"name: t\nrules: {{preset: official, end_score: 30}}\nplayers_per_game: {k}\ndeals: {deals}\n"
         f"seed: {seed}\nconcurrency: 2\ntime_control: {{decision_ms: 5000, grace_ms: 5000}}\n"
         f"rating: {rating}\noutput: out\nbots:\n{textwrap.dedent(bots)}"
     )
@@ -261,21 +270,21 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
 
     folder = setup_folder(tmp_path / "killed")
     (folder / "bots" / "low.py").write_text(holding(BOT_SOURCE), encoding="utf-8")  # the same play, and a hold
-    write_config(folder, one_version, deals=4)
+    write_config(folder, one_version, deals=4, isolation="none")
     db = folder / "out" / "results.sqlite"
     held = folder / "holding"
-    proc = subprocess.Popen(  # low holds after 6 of its games: the kill comes mid-run, never after the end
+    proc = subprocess.Popen(  # a low process holds after 2 of its games: the kill comes mid-run, never after the end
         [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "HOLD_AFTER": "6", "HOLD_FILE": str(held)},
+        env={**os.environ, "HOLD_AFTER": "2", "HOLD_FILE": str(held)},
     )
     deadline = time.monotonic() + 90  # a failure detector: the run cannot end by itself
-    while not (held.exists() and stored_count(db) >= 6) and time.monotonic() < deadline and proc.poll() is None:
+    while not (held.exists() and stored_count(db) >= 2) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the tournament ended before the test killed it"
-    assert held.exists() and stored_count(db) >= 6, "no game held and six stored within 90 s"
+    assert held.exists() and stored_count(db) >= 2, "no game held and two stored within 90 s"
     bots = child_pids(proc.pid)  # bot processes run in their own process groups
     proc.kill()  # kill -9, then the bots too, as a power cut would
     for pid in bots:
@@ -283,7 +292,7 @@ def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path)
             os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=30)
     before = stored_count(db)
-    assert 6 <= before < 24
+    assert 2 <= before < 24
 
     # no HOLD_AFTER now: low plays to the end
     resumed = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
@@ -337,7 +346,7 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
   - {{name: greedy, builtin: greedy}}
   - {{name: low, python: bots/low.py, env: {{CRASH_ONCE: {json.dumps(str(marker))}}}}}
 """
-    config = write_config(folder, bots, deals=2)
+    config = write_config(folder, bots, deals=2, isolation="none")
     # one game at a time: the crash (low's 15th decision, in game 1 or 2) comes before a game that needs low again,
     # which waits for the restart; with two at once the other games could all end first (seen under load), and the
     # run end before the crash is noted
@@ -353,18 +362,19 @@ def test_a_crashed_bot_process_is_restarted_and_the_fault_recorded(tmp_path: Pat
     assert tables_json(folder / "tables.json")["games"] == 4
 
 
-#: Hooks for BOT_SOURCE (see :func:`holding`): writes its parent's PID (the process the
-#: referee side started) to PARENT_FILE, and once END_AFTER of its games are over waits while END_HOLD exists, then
-#: exits with code 3.
+#: Hooks for BOT_SOURCE (see :func:`holding`): the first of its processes to decide claims PARENT_FILE and writes its
+#: parent's PID (the process the referee side started) there; once END_AFTER of its games are over, that process
+#: waits while END_HOLD exists, then exits with code 3 (the bot's other processes play on).
 CRASH_AT_THE_END = """
     finished = 0
+    claimed = False
 
     def on_game_over(self, result):
         import os
         import time
 
         self.finished += 1
-        if self.finished == int(os.environ["END_AFTER"]):
+        if self.claimed and self.finished == int(os.environ["END_AFTER"]):
             while os.path.exists(os.environ["END_HOLD"]):  # the test removes it once the run's last game is in
                 time.sleep(0.01)
             os._exit(3)
@@ -373,8 +383,15 @@ CRASH_AT_THE_END = """
         import os
 
         if self.decisions == 0:
-            with open(os.environ["PARENT_FILE"], "w") as out:
+            try:
+                fd = os.open(os.environ["PARENT_FILE"] + ".claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return self._play(view)
+            os.close(fd)
+            self.claimed = True
+            with open(os.environ["PARENT_FILE"] + ".tmp", "w") as out:
                 out.write(str(os.getppid()))
+            os.replace(os.environ["PARENT_FILE"] + ".tmp", os.environ["PARENT_FILE"])
         return self._play(view)
 """
 
@@ -386,9 +403,11 @@ def test_a_bot_that_crashes_as_the_run_ends_has_its_fault_stored(tmp_path: Path)
     (folder / "bots" / "ender.py").write_text(holding(BOT_SOURCE, CRASH_AT_THE_END), encoding="utf-8")
     hold, parent_file = folder / "hold", folder / "parent.txt"
     hold.touch()
-    env = {"END_AFTER": 2, "END_HOLD": str(hold), "PARENT_FILE": str(parent_file)}
+    env = {"END_AFTER": 1, "END_HOLD": str(hold), "PARENT_FILE": str(parent_file)}
     bots = f"  - {{name: greedy, builtin: greedy}}\n  - {{name: ender, python: bots/ender.py, env: {json.dumps(env)}}}"
-    path = write_config(folder, bots, deals=1)  # two games, one at a time: both with ender's one process
+    # two games, one at a time: the first process of ender plays the first and holds; no process plays both games
+    # of a deal, so a second one plays the last; once that is committed the first exits 3
+    path = write_config(folder, bots, deals=1, isolation="none")
     path.write_text(path.read_text().replace("concurrency: 2", "concurrency: 1"))
 
     class LetItCrashAtTheEnd(runner.QuietObserver):
@@ -485,7 +504,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
   - {{name: random, builtin: random}}
   - {{name: hold, python: bots/hold.py, env: {{HOLD_FILE: {json.dumps(str(holding))}}}}}
 """
-    config = write_config(folder, bots, deals=2)
+    config = write_config(folder, bots, deals=2, isolation="none")
     forever = "{decision_ms: 86400000, bank_ms: 86400000, grace_ms: 5000}"  # a held decision never times out
     config.write_text(config.read_text().replace("{decision_ms: 5000, grace_ms: 5000}", forever))
     db = folder / "out" / "results.sqlite"
@@ -513,6 +532,24 @@ def test_ctrl_c_exits_130_and_keeps_finished_games(tmp_path: Path) -> None:
     kept = stored_count(db)
     assert f"interrupted: {kept} finished games are kept" in " ".join(err.split())
     assert 2 <= kept < 12
+
+
+def test_a_bot_that_cannot_be_loaded_stops_the_run_at_its_first_exit(tmp_path: Path) -> None:
+    """An import error is a config to fix: one note and exit 3, not a restart after restart of the same error."""
+    (tmp_path / "broken.py").write_text("import no_such_module_here\n", encoding="utf-8")
+    write_config(
+        tmp_path,
+        "  - {name: aaa, builtin: greedy}\n"
+        f"  - {{name: broken, command: [{json.dumps(sys.executable)}, -m, skyjo_bot, run, broken.py]}}\n",
+        deals=1,
+    )
+    result = cli("tournament", "league.yaml", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "Traceback (most recent call last)" not in result.stderr.split("error:")[-1]
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: bot broken: process")]
+    assert len(notes) == 1 and "exited with code 2" in notes[0], result.stderr
+    assert "restarting" not in result.stderr
+    assert "bot 'broken' cannot run" in " ".join(result.stderr.split())
 
 
 def test_a_bot_that_never_connects_stops_the_tournament_with_exit_3(tmp_path: Path) -> None:

@@ -9,6 +9,10 @@
 //
 //   SKYJO_ADDR=127.0.0.1:50051 SKYJO_TOKEN=... ./skyjo-cpp-bot
 //
+// TLS: set SKYJO_CA_FILE to the PEM of the CA that signed the referee's
+// certificate (serve --tls-cert); add SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY
+// when the referee asks for client certificates (serve --tls-client-ca).
+//
 // Strategy (choose, the part to change): reveal when it may, else draw, else
 // the first legal action. See docs/writing-a-bot.md for the protocol.
 #include <grpcpp/grpcpp.h>
@@ -17,10 +21,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -65,6 +71,40 @@ const char* fatal_reason(grpc::StatusCode code) {
   }
 }
 
+// The whole of a PEM file named by environment variable `var`; exits 2 with a message if unreadable.
+std::string read_pem(const char* var) {
+  const char* path = std::getenv(var);
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!file || text.str().find("-----BEGIN ") == std::string::npos) {
+    std::cerr << "error: " << var << " " << path << ": cannot read a PEM file" << std::endl;
+    std::exit(2);
+  }
+  return text.str();
+}
+
+// TLS when SKYJO_CA_FILE names the referee's CA (with this bot's certificate when SKYJO_CLIENT_CERT
+// and SKYJO_CLIENT_KEY are set), plaintext otherwise and on unix: addresses.
+std::shared_ptr<grpc::ChannelCredentials> transport(const std::string& addr) {
+  const char* ca = std::getenv("SKYJO_CA_FILE");
+  if (ca == nullptr || !*ca || addr.rfind("unix:", 0) == 0) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = read_pem("SKYJO_CA_FILE");
+  const char* cert = std::getenv("SKYJO_CLIENT_CERT");
+  const char* key = std::getenv("SKYJO_CLIENT_KEY");
+  bool has_cert = cert != nullptr && *cert, has_key = key != nullptr && *key;
+  if (has_cert != has_key) {
+    std::cerr << "error: a client certificate needs both SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY" << std::endl;
+    std::exit(2);
+  }
+  if (has_cert) {
+    options.pem_cert_chain = read_pem("SKYJO_CLIENT_CERT");
+    options.pem_private_key = read_pem("SKYJO_CLIENT_KEY");
+  }
+  return grpc::SslCredentials(options);
+}
+
 }  // namespace
 
 int main() {
@@ -92,7 +132,7 @@ int main() {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);  // the guide: a ping every 30 s
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
-  auto channel = grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(addr, transport(addr), args);
   auto stub = v1::BotService::NewStub(channel);
 
   std::mt19937 random(std::random_device{}());

@@ -9,12 +9,18 @@
 //
 //	SKYJO_ADDR=127.0.0.1:50051 SKYJO_TOKEN=... ./skyjo-go-bot
 //
+// TLS: set SKYJO_CA_FILE to the PEM of the CA that signed the referee's
+// certificate (serve --tls-cert); add SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY
+// when the referee asks for client certificates (serve --tls-client-ca).
+//
 // Strategy: keep low cards, as examples/node/bot.js does. See
 // docs/writing-a-bot.md for the protocol, message by message.
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log"
@@ -28,6 +34,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -164,6 +171,36 @@ func (b *bot) session(ctx context.Context) error {
 	}
 }
 
+// transport is TLS when SKYJO_CA_FILE names the referee's CA (with this bot's certificate when
+// SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY are set), plaintext otherwise and on unix: addresses.
+func transport(addr string) (grpc.DialOption, error) {
+	caFile := os.Getenv("SKYJO_CA_FILE")
+	if caFile == "" || strings.HasPrefix(addr, "unix:") {
+		return grpc.WithInsecure(), nil
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("SKYJO_CA_FILE %s: cannot read: %v", caFile, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("SKYJO_CA_FILE %s: no PEM certificate in it", caFile)
+	}
+	config := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	certFile, keyFile := os.Getenv("SKYJO_CLIENT_CERT"), os.Getenv("SKYJO_CLIENT_KEY")
+	if (certFile == "") != (keyFile == "") {
+		return nil, fmt.Errorf("a client certificate needs both SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY")
+	}
+	if certFile != "" {
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("SKYJO_CLIENT_CERT/SKYJO_CLIENT_KEY: %v", err)
+		}
+		config.Certificates = []tls.Certificate{pair}
+	}
+	return grpc.WithTransportCredentials(credentials.NewTLS(config)), nil
+}
+
 func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	addr := strings.TrimPrefix(os.Getenv("SKYJO_ADDR"), "grpc://")
@@ -183,7 +220,12 @@ func main() {
 	log.SetPrefix(name + " ")
 
 	// keepalive as the guide asks: a ping every 30 s, no more often than every 10 s
-	conn, err := grpc.Dial(addr, grpc.WithInsecure(), grpc.WithKeepaliveParams(keepalive.ClientParameters{
+	security, err := transport(addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(2)
+	}
+	conn, err := grpc.Dial(addr, security, grpc.WithKeepaliveParams(keepalive.ClientParameters{
 		Time: 30 * time.Second, Timeout: 10 * time.Second,
 	}))
 	if err != nil {

@@ -9,6 +9,10 @@
 //
 //   SKYJO_ADDR=127.0.0.1:50051 SKYJO_TOKEN=... node bot.js
 //
+// TLS: set SKYJO_CA_FILE to the PEM of the CA that signed the referee's
+// certificate (serve --tls-cert); add SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY
+// when the referee asks for client certificates (serve --tls-client-ca).
+//
 // Strategy: keep low cards. Take the top discard when it is low; put a card
 // where it replaces the highest revealed card; reveal rather than keep a high
 // drawn card. See docs/writing-a-bot.md for the protocol, message by message.
@@ -128,6 +132,29 @@ function watchParent(parentPid) {
   timer.unref();
 }
 
+// The channel's credentials: TLS when SKYJO_CA_FILE names a CA (with a client certificate when
+// SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY are set), plaintext otherwise and on unix: addresses.
+function credentials(addr) {
+  const env = process.env;
+  if (!env.SKYJO_CA_FILE || addr.startsWith('unix:')) return grpc.credentials.createInsecure();
+  const read = (file, what) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      console.error(`error: ${what} ${file}: cannot read: ${err.message}`);
+      process.exit(2);
+    }
+  };
+  if (Boolean(env.SKYJO_CLIENT_CERT) !== Boolean(env.SKYJO_CLIENT_KEY)) {
+    console.error('error: a client certificate needs both SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY');
+    process.exit(2);
+  }
+  const ca = read(env.SKYJO_CA_FILE, 'SKYJO_CA_FILE');
+  const key = env.SKYJO_CLIENT_KEY ? read(env.SKYJO_CLIENT_KEY, 'SKYJO_CLIENT_KEY') : null;
+  const cert = env.SKYJO_CLIENT_CERT ? read(env.SKYJO_CLIENT_CERT, 'SKYJO_CLIENT_CERT') : null;
+  return grpc.credentials.createSsl(ca, key, cert);
+}
+
 function main() {
   const addr = (process.env.SKYJO_ADDR || '').replace(/^grpc:\/\//, '');
   const token = process.env.SKYJO_TOKEN || '';
@@ -135,6 +162,7 @@ function main() {
     console.error('error: set SKYJO_ADDR (HOST:PORT of the referee) and SKYJO_TOKEN (the bot token)');
     process.exit(2);
   }
+  const creds = credentials(addr);
   const BotService = loadService();
   let stopping = false;
   let call = null;
@@ -179,7 +207,7 @@ function main() {
   function connect() {
     retryTimer = null;
     if (client) client.close();
-    client = new BotService(addr, grpc.credentials.createInsecure(), {
+    client = new BotService(addr, creds, {
       'grpc.keepalive_time_ms': 30000,
       'grpc.keepalive_timeout_ms': 10000,
       'grpc.max_receive_message_length': 1 << 20,

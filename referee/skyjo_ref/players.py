@@ -36,6 +36,7 @@ from typing import Final, Literal
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.sandbox import (
+    BotView,
     Sandbox,
     SandboxPlan,
     classify_exit,
@@ -278,12 +279,16 @@ class ManagedBot:
         max_restarts: int = 5,
         log_path: Path | None = None,
         keep_lines: int = 200,
+        view: BotView | None = None,
+        referee_env: Mapping[str, str] | None = None,
     ) -> None:
         if not spec.managed:
             raise ValueError(f"{spec.kind} bot {spec.name!r} is not run as a process")
         self.spec = spec
         self.address = address
         self.token = token
+        self.view = view  # what it sees of the machine when it is isolated (the execution layer's bot pool builds it)
+        self.referee_env = dict(referee_env or {})  # how to reach a running referee (its CA file for TLS)
         self.max_restarts = max_restarts
         self.log_path = log_path
         self.faults: list[ProcessFault] = []
@@ -322,15 +327,13 @@ class ManagedBot:
         self._watcher = asyncio.create_task(self._watch())
 
     async def _spawn(self) -> None:
-        env = dict(os.environ)
-        env.update(self.spec.env)
-        env["SKYJO_ADDR"] = self.address
-        env["SKYJO_TOKEN"] = self.token
-        env["SKYJO_PARENT_PID"] = str(os.getpid())  # SDK bots exit when we are gone (see skyjo_bot.__main__)
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        if not self.spec.sandbox.network and not self.address.startswith("unix:"):
+        skyjo = {**self.referee_env, "SKYJO_ADDR": self.address, "SKYJO_TOKEN": self.token}
+        if self.spec.sandbox.isolation != "strict":  # isolated, its PID namespace dies with the supervisor
+            skyjo["SKYJO_PARENT_PID"] = str(os.getpid())  # SDK bots exit when we are gone (see skyjo_bot.__main__)
+        if not self.spec.sandbox.has_network and not self.address.startswith("unix:"):
             raise OSError(f"bot {self.spec.name!r} has no network: it needs a unix: address, not {self.address}")
-        plan = plan_for(self.spec.sandbox, self.spec.name) if sys.platform.startswith("linux") else None
+        plan = plan_for(self.spec.sandbox, self.spec.name, self.view) if sys.platform.startswith("linux") else None
+        env = plan.env(self.spec.env, skyjo) if plan is not None else {**os.environ, **self.spec.env, **skyjo}
         self._plan, self._limit_hit = plan, None
         self._stopped_it = False
         self.exited.clear()
@@ -339,8 +342,8 @@ class ManagedBot:
             command = self.spec.process_command()
             self._proc = await asyncio.create_subprocess_exec(
                 *(plan.wrap(command) if plan is not None else command),
-                cwd=str(self.spec.cwd) if self.spec.cwd is not None else None,
-                env=plan.env(env) if plan is not None else env,
+                cwd=str(self.spec.cwd) if self.spec.cwd is not None and self.view is None else None,
+                env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,

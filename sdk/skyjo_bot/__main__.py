@@ -2,7 +2,8 @@
 
 SPEC is ``path/to/bot.py``, ``path/to/bot.py:ClassName`` or
 ``package.module:ClassName``. The referee's address and the bot's token come
-from ``--addr``/``--token`` or ``SKYJO_ADDR``/``SKYJO_TOKEN``.
+from ``--addr``/``--token`` or ``SKYJO_ADDR``/``SKYJO_TOKEN``; with ``--ca-file`` (or
+``SKYJO_CA_FILE``) the bot speaks TLS to the referee.
 
 Exit codes: 0 the session ended (the referee closed it, or SIGINT/SIGTERM);
 1 the referee refused the session or could not be reached; 2 bad usage (no
@@ -139,6 +140,15 @@ def main(argv: list[str] | None = None) -> int:
     run_cmd.add_argument("--addr", help="referee address HOST:PORT (default: $SKYJO_ADDR)")
     run_cmd.add_argument("--token", help="the bot's token (default: $SKYJO_TOKEN)")
     run_cmd.add_argument("--name", help="the name sent in Hello (default: the bot's name)")
+    run_cmd.add_argument(
+        "--ca-file",
+        metavar="PEM",
+        help="speak TLS, trusting the CA that signed the referee's certificate (default: $SKYJO_CA_FILE)",
+    )
+    run_cmd.add_argument(
+        "--client-cert", metavar="PEM", help="this bot's certificate, for mutual TLS (default: $SKYJO_CLIENT_CERT)"
+    )
+    run_cmd.add_argument("--client-key", metavar="PEM", help="the key of --client-cert (default: $SKYJO_CLIENT_KEY)")
     mode = run_cmd.add_mutually_exclusive_group()
     mode.add_argument(
         "--inline",
@@ -177,8 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     if parent.isdigit():
         _exit_with_parent(int(parent))
     try:
-        BotClient(bot, args.addr, args.token)  # checks address and token before anything runs
-        stats = run(bot, args.addr, args.token, inline=args.inline, give_up_after=args.give_up)
+        tls = {"ca_file": args.ca_file, "client_cert": args.client_cert, "client_key": args.client_key}
+        BotClient(bot, args.addr, args.token, **tls)  # checks address, token and TLS files before anything runs
+        stats = run(bot, args.addr, args.token, inline=args.inline, give_up_after=args.give_up, **tls)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

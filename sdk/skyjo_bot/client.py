@@ -59,6 +59,7 @@ from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_bot import convert
 from skyjo_bot.address import check_address
 from skyjo_bot.bot import Bot
+from skyjo_bot.tls import ClientTls, client_tls
 from skyjo_bot.types import Action, GameStart, Rules, View
 
 log = logging.getLogger("skyjo_bot")
@@ -157,7 +158,9 @@ class BotClient:
     """Plays ``bot`` on the referee at ``addr`` with ``token`` until the session ends.
 
     ``addr`` and ``token`` default to the environment variables ``SKYJO_ADDR``
-    and ``SKYJO_TOKEN``.
+    and ``SKYJO_TOKEN``; ``ca_file`` (and ``client_cert``/``client_key``) to
+    ``SKYJO_CA_FILE`` (``SKYJO_CLIENT_CERT``/``SKYJO_CLIENT_KEY``): with a CA
+    file the bot speaks TLS to a TCP address (see :mod:`skyjo_bot.tls`).
     """
 
     def __init__(
@@ -171,6 +174,9 @@ class BotClient:
         give_up_after: float = 60.0,
         backoff_base: float = 0.1,
         backoff_max: float = 5.0,
+        ca_file: str | None = None,
+        client_cert: str | None = None,
+        client_key: str | None = None,
     ) -> None:
         addr = addr or os.environ.get("SKYJO_ADDR", "")
         token = token or os.environ.get("SKYJO_TOKEN", "")
@@ -180,6 +186,8 @@ class BotClient:
             raise ValueError("no bot token: pass --token TOKEN or set SKYJO_TOKEN (skyjo-ref serve issues tokens)")
         self.bot = bot
         self.addr = check_address(addr, "referee address")
+        tls = client_tls(ca_file, client_cert, client_key)  # ValueError: a file that cannot be used
+        self.tls: ClientTls | None = None if self.addr.startswith("unix:") else tls
         self._token = token
         self.version = version if version is not None else str(bot.version)
         self.inline = inline
@@ -245,6 +253,7 @@ class BotClient:
                 if waited > self.give_up_after:
                     raise ConnectionLost(
                         f"no session with the referee at {self.addr} for {waited:.0f} s ({outcome}): giving up"
+                        + self._closed_hint(outcome)
                     )
                 delay = min(self.backoff_max, self.backoff_base * 2**attempt) * random.uniform(0.5, 1.0)
                 attempt += 1
@@ -256,12 +265,31 @@ class BotClient:
             if self._worker is not None:
                 self._worker.close()
 
+    def _closed_hint(self, outcome: str) -> str:
+        """What a connection closed before HTTP/2 may mean (TLS is the usual cause), for the give-up message."""
+        closed = ("Socket closed", "reset by peer", "Broken pipe", "handshake", "Handshake")
+        if not any(word in outcome for word in closed):
+            return ""
+        if self.tls is None:
+            return (
+                "; the referee closed the connection at once: if it serves TLS, set SKYJO_CA_FILE (--ca-file) to its CA"
+            )
+        if self.tls.cert is None:
+            return (
+                "; the referee closed the connection at once: if it asks for client certificates, set "
+                "SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY"
+            )
+        return ""
+
     # ------------------------------------------------------------------ one stream
 
     async def _one_session(self) -> str:
         """One Play stream, until it ends; returns ``"closed"`` or why it broke (raises when fatal)."""
         assert self._stop is not None
-        channel = grpc.aio.insecure_channel(self.addr, options=CHANNEL_OPTIONS)
+        if self.tls is not None:
+            channel = grpc.aio.secure_channel(self.addr, self.tls.credentials(), options=CHANNEL_OPTIONS)
+        else:
+            channel = grpc.aio.insecure_channel(self.addr, options=CHANNEL_OPTIONS)
         play = channel.stream_stream(
             PLAY_METHOD,
             request_serializer=pb.PlayRequest.SerializeToString,
@@ -328,7 +356,7 @@ class BotClient:
         # a daemon thread, not the default executor: a stop never waits for it
         threading.Thread(
             target=_refusal_in_thread,
-            args=(self.addr, self._token, hello, _WHY_TIMEOUT_S, answer),
+            args=(self.addr, self._token, hello, _WHY_TIMEOUT_S, answer, self.tls),
             name="skyjo-why-refused",
             daemon=True,
         ).start()
@@ -504,6 +532,7 @@ def _refusal_in_thread(
     hello: pb.PlayRequest,
     timeout_s: float,
     answer: asyncio.Future[tuple[grpc.StatusCode, str] | None],
+    tls: ClientTls | None = None,
 ) -> None:
     """Open a Play stream with the synchronous client, say Hello; deliver its status (None: welcomed)."""
     result: tuple[grpc.StatusCode, str] | None
@@ -514,7 +543,12 @@ def _refusal_in_thread(
         finished.wait(timeout_s)  # keep our side open: closing it would be a bot leaving
 
     try:
-        with grpc.insecure_channel(addr, options=CHANNEL_OPTIONS) as channel:
+        channel = (
+            grpc.secure_channel(addr, tls.credentials(), options=CHANNEL_OPTIONS)
+            if tls is not None
+            else grpc.insecure_channel(addr, options=CHANNEL_OPTIONS)
+        )
+        with channel:
             play = channel.stream_stream(
                 PLAY_METHOD,
                 request_serializer=pb.PlayRequest.SerializeToString,
@@ -556,12 +590,19 @@ def _decision_key(request: pb.DecisionRequest) -> bytes:
     )
 
 
+#: The SDK's own folder: an exception raised in it (``Action.swap(99)`` checks its argument) is blamed on the bot's
+#: line that called it, which is the line to fix.
+_SDK_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def _raised_at(exc: BaseException) -> str:
-    """`` (at bot.py:12 in decide)``: where the exception was raised, so the referee can show it."""
+    """`` (at bot.py:12 in decide)``: the bot's innermost line the exception passed through (not the SDK's), so the
+    referee can show it."""
     frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+    mine = [frame for frame in frames if not os.path.abspath(frame.filename).startswith(_SDK_DIR)]
+    if not (mine or frames):
         return ""
-    last = frames[-1]
+    last = (mine or frames)[-1]
     return f" (at {last.filename}:{last.lineno} in {last.name})"
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Annotated, Any
 
 import typer
 import typer.core
+from typer._click import exceptions as click_errors
 
 from skyjo_ref.cli import errors
 
@@ -35,8 +37,38 @@ def _flag_type_rich(self: typer.core.TyperOption, ctx: Any) -> str | None:
 _option_type_rich = typer.core.TyperOption.display_type_rich
 typer.core.TyperOption.display_type_rich = _flag_type_rich  # type: ignore[method-assign]
 
+
+class _OneLineUsageErrors(typer.core.TyperGroup):
+    """The root command, reporting usage errors (an unknown option, a value out of range, a missing argument) as
+    one line through :mod:`errors` instead of Typer's boxes, wherever the command is run from (console script,
+    ``python -m``, Typer's test runner)."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_errors.NoArgsIsHelpError:
+            sys.exit(errors.EXIT_USAGE)  # the help was printed when the error was made
+        except click_errors.ClickException as exc:
+            errors.report(errors.UserError(errors.usage_message(exc)))
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            errors.report(errors.UserError("aborted"))
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
     name="skyjo-ref",
+    cls=_OneLineUsageErrors,
     help="Referee and tournaments for Skyjo bots.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -88,7 +120,7 @@ def main() -> None:
     """Console-script entry point: run the app, map known errors to messages and exit codes."""
     errors.DEBUG = os.environ.get("SKYJO_DEBUG", "") not in ("", "0")
     try:
-        app()  # Typer reports its own usage errors (exit 2) and exits
+        app(prog_name="skyjo-ref")  # usage errors: one line (_OneLineUsageErrors), exit 2
     except errors.UserError as exc:
         errors.report(exc)
         sys.exit(exc.exit_code)

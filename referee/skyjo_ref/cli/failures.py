@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.console import Console
 
+from skyjo_ref.execution.lineup import LineupResult
 from skyjo_ref.players import ProcessFault
-from skyjo_ref.server.lineup import LineupResult
 
 #: Lines of a crashed process's output shown under its one-line description.
 TAIL_LINES = 12
@@ -44,7 +44,8 @@ def first_failures(records: Sequence[dict[str, Any]], seat_names: Sequence[str])
             if strike.get("decision"):
                 where += f", {strike['decision']}"
             detail = strike.get("detail") or strike.get("answered") or ""
-            found[name] = f"{where}: {strike.get('reason', 'strike')}: {detail}"
+            instead = f"; the referee played {strike['played']} instead" if strike.get("played") else ""
+            found[name] = f"{where}: {strike.get('reason', 'strike')}: {detail}{instead}"
         for entry in meta.get("forfeited", []):
             name = seat_name(int(entry.get("seat", -1)))
             if name not in found:

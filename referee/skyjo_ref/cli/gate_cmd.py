@@ -34,6 +34,7 @@ from skyjo_ref.cli.options import (
     ExecutorOption,
     GraceMsOption,
     InProcessOption,
+    IsolationOption,
     MaxStrikesOption,
     ProgressEveryOption,
     ProgressSecondsOption,
@@ -41,6 +42,8 @@ from skyjo_ref.cli.options import (
     RulesOption,
     check_json_target,
     clock_from_cli,
+    in_process_notes,
+    isolation_from_cli,
     parse_executor,
     parse_shard,
     rules_from_cli,
@@ -54,6 +57,7 @@ from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.sandbox import Isolation
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
@@ -71,15 +75,17 @@ def register(app: typer.Typer) -> None:
     app.command("gate")(gate)
 
 
-def _spec(text: str, role: str, in_process: bool) -> BotSpec:
+def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSpec:
     """The bot ``text`` names; with ``in_process`` a Python bot plays inside this process (same games,
-    same verdict: ``in_process`` is not part of the gate's fingerprint)."""
+    same verdict: neither ``in_process`` nor the isolation is part of the gate's fingerprint)."""
     try:
         spec = parse_bot_spec(text)
     except BotSpecError as exc:
         raise errors.UserError(f"{role}: {exc}") from None
     if in_process and spec.kind == "python":
         spec = dataclasses.replace(spec, in_process=True)
+    if spec.managed:
+        spec = dataclasses.replace(spec, sandbox=dataclasses.replace(spec.sandbox, isolation=isolation))
     if spec.kind == "remote":
         raise errors.UserError(
             f"{role} {text!r}: the gate starts its bots itself; remote bots are not supported yet: "
@@ -187,6 +193,7 @@ def gate(
     ] = None,
     executor_text: ExecutorOption = None,
     in_process: InProcessOption = False,
+    isolation_text: IsolationOption = None,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -196,7 +203,11 @@ def gate(
     """
     stderr = Console(stderr=True, soft_wrap=True)
     stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
-    cand, base = _spec(candidate, "candidate", in_process), _spec(baseline, "baseline", in_process)
+    isolation = isolation_from_cli(isolation_text, stderr)
+    cand = _spec(candidate, "candidate", in_process, isolation)
+    base = _spec(baseline, "baseline", in_process, isolation)
+    for note in in_process_notes((cand, base), in_process):
+        typer.echo(note, err=True)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")

@@ -26,15 +26,18 @@ VERDICT_WORDS: Final = {
 
 
 def status_line(info: Mapping[str, Any], played: int | None = None) -> str:
-    """One line: games, pentanomial, LLR against its bounds, Elo +/- 95%."""
-    lower, upper = info["bounds"]
+    """One line: games, pentanomial, LLR against its bounds, Elo +/- 95%. A shard has only part of the games: its
+    line shows the bounds it stops at (1/N of the test's) and no verdict, which only the merged shards reach."""
+    lower, upper = info["stop_bounds"] if info.get("shard") else info["bounds"]
     elo_lo, elo_hi = info["elo_ci"]
     line = (
         f"games {info['games']}  Ptnml(0-2) {info['pentanomial']}  "
         f"LLR {info['llr']:.2f} ({lower:.2f}, {upper:.2f})  "
         f"Elo {info['elo']:.1f} +/- {(elo_hi - elo_lo) / 2:.1f}"
     )
-    if info["verdict"] != "running":
+    if info.get("shard"):
+        line += f"  shard {info['shard']}: no verdict (the merged shards decide)"
+    elif info["verdict"] != "running":
         line += f"  {info['verdict']}"
     if played is not None:
         line += f"  [{played} played now]"
@@ -138,11 +141,17 @@ def explain(info: Mapping[str, Any]) -> str:
 
 def markdown(info: Mapping[str, Any], extra: Mapping[str, Any]) -> str:
     """A CI summary (GitHub's step summary): the verdict first, then the numbers."""
-    icon = {"accepted": "✅", "rejected": "❌", "inconclusive": "⚠️", "running": "⏸️"}[info["verdict"]]
-    lower, upper = info["bounds"]
+    shard = info.get("shard")
+    icon = "⏸️" if shard else {"accepted": "✅", "rejected": "❌", "inconclusive": "⚠️", "running": "⏸️"}[info["verdict"]]
+    lower, upper = info["stop_bounds"] if shard else info["bounds"]
     elo_lo, elo_hi = info["elo_ci"]
+    verdict = (
+        f"**none**: shard {shard} stops at 1/N of the bounds; merge the shards and run the gate on the merged store"
+        if shard
+        else f"**{info['verdict']}**: {explain(info)}"
+    )
     rows = [
-        ("Verdict", f"**{info['verdict']}**: {explain(info)}"),
+        ("Verdict", verdict),
         ("Games", f"{info['games']} ({info['games'] // 2} deals, both seatings)"),
         ("Ptnml(0-2)", f"`{info['pentanomial']}`"),
         ("LLR", f"{info['llr']:.2f}, bounds ({lower:.2f}, {upper:.2f}), Elo [{info['elo0']:g}, {info['elo1']:g}]"),
@@ -152,7 +161,8 @@ def markdown(info: Mapping[str, Any], extra: Mapping[str, Any]) -> str:
     ]
     rows += [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in extra.items()]
     out = [
-        f"## {icon} Gate {info['verdict']}: `{info['candidate']}` vs `{info['baseline']}`",
+        f"## {icon} Gate {f'shard {shard} done' if shard else info['verdict']}: "
+        f"`{info['candidate']}` vs `{info['baseline']}`",
         "",
         "| | |",
         "|---|---|",

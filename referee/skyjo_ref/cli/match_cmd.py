@@ -1,6 +1,6 @@
 """``skyjo-ref match BOT BOT...``: play games between bots and say who is better, and how sure.
 
-Thin: parse, call :func:`skyjo_ref.server.lineup.play_lineup` (or, with ``--executor processes|tcp://...``,
+Thin: parse, call :func:`skyjo_ref.execution.lineup.play_lineup` (or, with ``--executor processes|tcp://...``,
 :func:`skyjo_ref.execution.match.play_lineup_on` on Dask workers), render.
 """
 
@@ -37,6 +37,7 @@ from skyjo_ref.cli.options import (
     check_json_target,
     clock_from_cli,
     folder_from_cli,
+    in_process_notes,
     parse_executor,
     referee_from_cli,
     rules_from_cli,
@@ -46,13 +47,7 @@ from skyjo_ref.cli.options import (
 )
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.execution.executor import Executor
-from skyjo_ref.execution.types import RunUnfinished
-from skyjo_ref.match.runner import new_seed
-from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpec, ManagedBot
-from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
-from skyjo_ref.server.lineup import (
+from skyjo_ref.execution.lineup import (
     REMOTE_CONNECT_TIMEOUT_S,
     BotNeverConnected,
     Lineup,
@@ -60,6 +55,12 @@ from skyjo_ref.server.lineup import (
     LineupResult,
     play_lineup,
 )
+from skyjo_ref.execution.types import RunUnfinished
+from skyjo_ref.match.runner import new_seed
+from skyjo_ref.match.stats import summarize
+from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.records import save
+from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
 
 #: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
 DASK_CONNECT_TIMEOUT_S = 30.0
@@ -136,6 +137,13 @@ def match(
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     specs = bots_from_cli(bots)
+    if len(specs) == 1:  # a typo'd or forgotten second bot would otherwise quietly play a mirror match
+        raise errors.UserError(
+            f"match needs at least two bots, got one ({bots[0]}); to play a bot against itself, "
+            f"name it twice: skyjo-ref match {bots[0]} {bots[0]}"
+        )
+    for note in in_process_notes(specs, in_process):
+        typer.echo(note, err=True)  # one line, never wrapped
     rule_set = rules_from_cli(rules, option or [])
     n = players_per_game if players_per_game is not None else max(2, len(specs))
     try:

@@ -21,6 +21,7 @@ from skyjo_bot.types import TimeControl, TimeControlError
 from skyjo_ref.cli import errors
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
 from skyjo_ref.tournament.shard import Shard, ShardError
 
 _T = TypeVar("_T")
@@ -72,6 +73,16 @@ ExecutorOption = Annotated[
 ]
 
 #: ``--in-process`` as the commands that may play on Dask workers take it.
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        help="strict: each bot process sees only its own files and the referee (docs/sandbox.md); none: it runs "
+        "as you, with your environment (trusted code only). Default: strict where this machine can isolate bots.",
+        metavar="strict|none",
+    ),
+]
+
 InProcessOption = Annotated[
     bool,
     typer.Option(
@@ -121,6 +132,20 @@ def clock_from_cli(
     return time_control_from_cli(flags, base)
 
 
+def isolation_from_cli(text: str | None, stderr: Console) -> Isolation:
+    """``--isolation``: as given, else strict where this machine can isolate bots (else none, said in one line)."""
+    if text is None:
+        isolation, note = default_isolation()
+        if note is not None:
+            stderr.print(f"note: {note}", markup=False, highlight=False)
+        return isolation
+    if text not in ISOLATIONS:
+        raise errors.UserError(f"--isolation {text!r}: expected strict or none")
+    if text == "strict" and (problem := isolation_problem()) is not None:
+        raise errors.UserError(f"--isolation strict: cannot isolate bots on this machine: {problem}")
+    return text
+
+
 def parse_executor(text: str | None) -> Executor | None:
     """``--executor WHERE`` (None when not given). UserError when wrong."""
     if text is None:
@@ -158,6 +183,19 @@ def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
         return [parse_bot_spec(text) for text in texts]
     except BotSpecError as exc:
         raise errors.UserError(str(exc)) from None
+
+
+def in_process_notes(specs: Iterable[BotSpec], in_process: bool) -> list[str]:
+    """What ``--in-process`` leaves as it was, said rather than silently ignored: only Python bot files move into
+    the command's process (built-in bots always play there)."""
+    if not in_process:
+        return []
+    return [
+        f"note: --in-process plays only Python bot files in this process; {spec.text} "
+        + ("connects by itself as before" if spec.kind == "remote" else "runs as its own process as before")
+        for spec in specs
+        if spec.kind in ("command", "remote")
+    ]
 
 
 def referee_from_cli(address: str | None) -> str | None:
@@ -237,4 +275,4 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 def table_console(stderr: bool = False) -> Console:
     """Where tables go; in a pipe or a CI log, wide enough that no column is cut."""
     console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=200)
+    return console if console.is_terminal else Console(stderr=stderr, width=200, soft_wrap=True)

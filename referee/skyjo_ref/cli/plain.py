@@ -8,9 +8,19 @@ no box characters and no colour: ``cut -f`` and ``awk -F'\\t'`` read it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+
+def console(*, stderr: bool = False, **options: Any) -> Console:
+    """A console for a command's lines: on a terminal as Rich draws it; anywhere else (a pipe, a file, a CI log)
+    never hard-wrapped at 80 columns, so paths and commands stay whole lines that can be pasted and grepped."""
+    made = Console(stderr=stderr, **options)
+    if not made.is_terminal:
+        made.soft_wrap = True
+    return made
 
 
 def print_table(

@@ -26,9 +26,11 @@ from skyjo_ref.cli.options import (
     RulesOption,
     bots_from_cli,
     folder_from_cli,
+    in_process_notes,
     referee_from_cli,
     rules_from_cli,
 )
+from skyjo_ref.cli.plain import console as cli_console
 from skyjo_ref.cli.play_session import PlayError, play
 from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.records import save
@@ -92,6 +94,8 @@ def play_command(
     if not 1 <= len(bots) <= 7:
         raise errors.UserError(f"play needs 1 to 7 bots to play against, got {len(bots)}")
     specs = bots_from_cli(bots)
+    for note in in_process_notes(specs, in_process):
+        typer.echo(note, err=True)
     rules_in_force = rules_from_cli(rules, option or ())
     referee = referee_from_cli(referee)
     records_dir = folder_from_cli("--records", records, "skyjo-play-")
@@ -104,7 +108,7 @@ def play_command(
         saved.append(path)
 
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
-    console = Console(highlight=False)
+    console = cli_console(highlight=False)
     human = HumanBot(console, name=name)
     try:
         outcome = asyncio.run(
@@ -127,7 +131,8 @@ def play_command(
     stderr = Console(stderr=True, soft_wrap=True)
     report_failures(stderr, outcome.records, outcome.seat_names, outcome.crashes, outcome.log_paths)
     for path in saved:
-        console.print(f"Game record: {path} (skyjo-ref replay {path})", highlight=False, markup=False)
+        # never split, even on a narrow terminal: the command is there to be pasted
+        console.print(f"Game record: {path} (skyjo-ref replay {path})", highlight=False, markup=False, soft_wrap=True)
     if outcome.interrupted:
         stderr.print(f"interrupted after {outcome.games} finished game(s)", highlight=False)
         # The prompt's reader thread is still blocked on stdin, and Python's shutdown would wait on it

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,10 +25,12 @@ from skyjo_bot.loader import load_bot
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.cli.play_view import HumanBot
+from skyjo_ref.execution.lineup import LineupError, seat_pool, wait_bot_connected
+from skyjo_ref.execution.pool import BotPool
+from skyjo_ref.execution.types import RunUnfinished
 from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.server.client import FinishedGame, MatchClient, RefereeError
-from skyjo_ref.server.lineup import LineupError, wait_bot_connected
 from skyjo_ref.server.server import RefereeServer, ServerConfig
 
 #: A person thinks for as long as they like: an hour a decision, a day a game.
@@ -100,7 +103,7 @@ async def play(
 
     human.on_quit = on_quit
     managed: list[ManagedBot] = []
-    processes: dict[str, ManagedBot] = {}
+    pool: BotPool | None = None
     client: BotClient | None = None
     client_task: asyncio.Task[None] | None = None
     outcome = PlayOutcome()
@@ -116,6 +119,12 @@ async def play(
             client_task = asyncio.create_task(client.run())
             seats: list[SeatSpec] = []
             bot_names = [n for i, n in enumerate(names) if i != seat]
+            managed_seats = [
+                dataclasses.replace(spec, name=name)
+                for spec, name in zip(bots, bot_names)
+                if spec.managed and not (in_process and spec.kind == "python")
+            ]
+            pool = seat_pool(managed_seats, address, matches.issue_token, log_dir)  # your own bots: not isolated
             for spec, name in zip(bots, bot_names):
                 if spec.builtin is not None:
                     seats.append(SeatSpec.of_builtin(spec.builtin, name))
@@ -129,18 +138,14 @@ async def play(
                     # the person's stream shares this event loop: the bot's wait must not block it
                     seats.append(SeatSpec.of_token(server.add_in_process_bot(name, loaded, block_loop=False), name))
                     continue
-                bot_token = await matches.issue_token(name)
-                log_path = log_dir / f"{name.replace(' ', '-')}.log" if log_dir is not None else None
-                process = ManagedBot(spec, address, bot_token, log_path=log_path)
-                processes[name] = process
-                if log_path is not None:
-                    outcome.log_paths[name] = log_path
                 try:
-                    await process.start()
-                except OSError as exc:
+                    process = (await pool.start(name)).process
+                except RunUnfinished as exc:
                     raise PlayError(f"cannot start bot {spec.text or spec.name!r}: {exc}") from None
+                if log_dir is not None and process.log_path is not None:
+                    outcome.log_paths[name] = process.log_path
                 managed.append(process)
-                seats.append(SeatSpec.of_token(bot_token, name))
+                seats.append(SeatSpec.of_token(process.token, name))
             seats.insert(seat, SeatSpec.of_token(token, names[seat]))
             await _wait_welcome(client, client_task)
             if server is not None:
@@ -149,6 +154,7 @@ async def play(
                         await wait_bot_connected(server, process.spec.name, process.token, process)
                     except LineupError as exc:
                         raise PlayError(str(exc)) from None
+            pool.connected_once.update(p.spec.name for p in managed)
             match_spec = MatchSpec(
                 seats=tuple(seats),
                 rules=rules or Rules(),
@@ -188,9 +194,9 @@ async def play(
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 async with asyncio.timeout(5.0):
                     await client_task
-        for process in managed:
-            await process.stop()
-        outcome.crashes = {name: list(p.faults) for name, p in processes.items() if p.faults}
+        if pool is not None:
+            await pool.aclose()
+        outcome.crashes = {p.spec.name: list(p.faults) for p in managed if p.faults}
         if server is not None:
             await server.stop(0.5)
     return outcome

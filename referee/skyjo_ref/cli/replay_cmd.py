@@ -20,6 +20,7 @@ from rich.text import Text
 
 from skyjo_ref import records
 from skyjo_ref.cli import errors
+from skyjo_ref.cli.plain import console as cli_console
 from skyjo_ref.cli.replay_view import ReplayCursor, render_position, render_summary, summary_lines
 
 HELP_KEYS = "Enter next action · p previous · n next round · NUMBER jump to round · q quit"
@@ -85,7 +86,7 @@ def replay(
             )
         write_html(cursor, files[0], output)
         return
-    console = Console(highlight=False)
+    console = cli_console(highlight=False)
     plain = not console.is_terminal  # a pipe or a log: no boxes
     if action is not None and round_ is None:
         raise errors.UserError("--action I needs --round K: actions count from 1 within a round")
@@ -134,7 +135,8 @@ def _open(path: Path) -> ReplayCursor:
     try:
         return ReplayCursor(record)
     except records.RecordError as exc:
-        raise errors.UserError(f"{path}: invalid record: {exc}", exit_code=errors.EXIT_CHECK_FAILED) from None
+        # bad input (exit 2): exit 1 is replay --check's answer that a record is invalid
+        raise errors.UserError(f"{path}: invalid record: {exc}") from None
 
 
 def check_files(files: list[Path]) -> int:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import logging
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +17,8 @@ from skyjo_bot.address import check_address
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
-from skyjo_ref.server import ConfigError, RefereeServer, ServerConfig
+from skyjo_ref.server import ConfigError, RefereeServer, ServerConfig, ServerTls, TlsError
+from skyjo_ref.server.guard import MIN_TOKEN_CHARS, check_token
 from skyjo_ref.server.server import MIN_MESSAGE_BYTES, check_message_bytes
 
 
@@ -27,9 +31,27 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, token = pair.partition("=")
         if not sep or not name.strip() or not token.strip():
-            raise errors.UserError(f"--token {pair!r}: expected NAME=TOKEN, e.g. --token tomas=s3cret")
-        tokens[name.strip()] = token.strip()
+            raise errors.UserError(
+                f"--token {pair!r}: expected NAME=TOKEN, e.g. --token tomas=8kG2vQx7LmN4pR1sT6wY3zA9"
+            )
+        try:
+            tokens[name.strip()] = check_token(token.strip(), f"--token {name.strip()}")
+        except ValueError as exc:
+            raise errors.UserError(str(exc)) from None
     return tokens
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (HOST:PORT or unix:PATH) is reachable from this machine only."""
+    if address.startswith("unix:"):
+        return True
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
 
 
 def serve(
@@ -49,7 +71,12 @@ def serve(
         typer.Option(envvar="SKYJO_CONTROL_TOKEN", help="Token for MatchService (default: a random one, printed)."),
     ] = None,
     token: Annotated[
-        list[str] | None, typer.Option("--token", metavar="NAME=TOKEN", help="A bot token known from the start.")
+        list[str] | None,
+        typer.Option(
+            "--token",
+            metavar="NAME=TOKEN",
+            help=f"A bot token known from the start (at least {MIN_TOKEN_CHARS} characters).",
+        ),
     ] = None,
     decision_ms: Annotated[int | None, typer.Option(help="Default time limit per decision, ms (0: no limit).")] = None,
     bank_ms: Annotated[int | None, typer.Option(help="Default time bank per seat per game, ms (0: no bank).")] = None,
@@ -57,6 +84,23 @@ def serve(
     grace_ms: Annotated[int | None, typer.Option(help="Default reconnection grace period, ms.")] = None,
     max_message_bytes: Annotated[
         int | None, typer.Option(help=f"Largest message a bot may send (at least {MIN_MESSAGE_BYTES}).")
+    ] = None,
+    tls_cert: Annotated[
+        Path | None, typer.Option(metavar="PEM", help="Serve TLS with this certificate (chain); needs --tls-key.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option(metavar="PEM", help="The private key of --tls-cert.")] = None,
+    tls_client_ca: Annotated[
+        Path | None,
+        typer.Option(metavar="PEM", help="Require client certificates signed by this CA (mutual TLS)."),
+    ] = None,
+    handshake_timeout_ms: Annotated[
+        int | None, typer.Option(help="Close a connection that has not started HTTP/2 within this (default 10000).")
+    ] = None,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            help="Close new connections past this many (default: the descriptor limit less 1024, or half of it)."
+        ),
     ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
@@ -66,9 +110,30 @@ def serve(
         raise errors.UserError(str(exc)) from None
     if address is not None:
         cfg.address = address
-    if control_token is not None:
-        cfg.control_token = control_token
+    if control_token:  # "" (an empty SKYJO_CONTROL_TOKEN): a random one, as when none is given
+        try:
+            cfg.control_token = check_token(control_token, "--control-token (or SKYJO_CONTROL_TOKEN)")
+        except ValueError as exc:
+            raise errors.UserError(str(exc)) from None
     cfg.tokens = {**cfg.tokens, **_tokens(token or [])}
+    if tls_cert is not None or tls_key is not None or tls_client_ca is not None:
+        if tls_cert is None or tls_key is None:
+            missing = "--tls-key" if tls_cert is not None else "--tls-cert"
+            raise errors.UserError(f"TLS needs both --tls-cert and --tls-key: add {missing}")
+        cfg.tls = ServerTls(tls_cert, tls_key, tls_client_ca)
+    if cfg.tls is not None and cfg.address.startswith("unix:"):
+        raise errors.UserError(
+            f"TLS is for a TCP address, not {cfg.address} (a Unix socket does not leave the machine): "
+            "drop --tls-cert/--tls-key or listen on HOST:PORT"
+        )
+    if handshake_timeout_ms is not None:
+        if handshake_timeout_ms < 100:
+            raise errors.UserError(f"--handshake-timeout-ms: expected at least 100, got {handshake_timeout_ms}")
+        cfg.handshake_timeout_ms = handshake_timeout_ms
+    if max_connections is not None:
+        if max_connections < 1:
+            raise errors.UserError(f"--max-connections: expected at least 1, got {max_connections}")
+        cfg.max_connections = max_connections
     cfg.time_control = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms, cfg.time_control)
     if max_message_bytes is not None:
         try:
@@ -82,11 +147,24 @@ def serve(
     console = Console(stderr=True, soft_wrap=True)  # the SKYJO_ADDR=... line stays one line: scripts grep it
     try:
         asyncio.run(_serve(cfg, console, show_control_token=cfg.control_token is None))
+    except TlsError as exc:
+        raise errors.UserError(f"cannot serve TLS: {exc}") from None
     except OSError as exc:
         raise errors.UserError(f"cannot serve: {exc}") from None
 
 
+def _log_refusals() -> None:
+    """The referee's warnings (a peer throttled after failed tokens) on stderr, one timestamped line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s warning: %(message)s", "%Y-%m-%d %H:%M:%S"))
+    guard = logging.getLogger("skyjo_ref.server.guard")
+    guard.addHandler(handler)
+    guard.setLevel(logging.WARNING)
+    guard.propagate = False
+
+
 async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: bool) -> None:
+    _log_refusals()
     server = RefereeServer(cfg)
     await server.start()
     stop = asyncio.Event()
@@ -94,7 +172,17 @@ async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: boo
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     tc = cfg.time_control
-    console.print(f"[bold]skyjo-ref referee[/] listening on [bold]{server.address}[/]", highlight=False)
+    secure = " (TLS" + (", client certificates required)" if cfg.tls and cfg.tls.client_ca else ")")
+    console.print(
+        f"[bold]skyjo-ref referee[/] listening on [bold]{server.address}[/]{secure if cfg.tls else ''}",
+        highlight=False,
+    )
+    if cfg.tls is None and not is_loopback(cfg.address):
+        console.print(
+            f"[bold yellow]warning:[/] no TLS on {cfg.address}: bot and control tokens cross the network in "
+            "plaintext; serve with --tls-cert/--tls-key (docs/referee.md, TLS)",
+            highlight=False,
+        )
     decision = f"{tc.decision_ms} ms a decision" if tc.decision_ms else "no limit a decision"  # 0: no limit
     bank = f"{tc.bank_ms} ms bank a game" if tc.bank_ms else "no bank"
     strikes = f"{tc.max_strikes} strikes" if tc.max_strikes else "no strike limit"
@@ -104,7 +192,7 @@ async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: boo
     for name, bot_token in cfg.tokens.items():
         console.print(
             f"bot {escape(name)}: SKYJO_ADDR={server.address} SKYJO_TOKEN={escape(bot_token)} "
-            "python -m skyjo_bot run BOT.py",
+            f"{'SKYJO_CA_FILE=CA.pem ' if cfg.tls else ''}python -m skyjo_bot run BOT.py",
             highlight=False,
         )
     console.print(
@@ -112,6 +200,10 @@ async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: boo
         highlight=False,
     )
     console.print("stop with Ctrl-C or SIGTERM", highlight=False)
+    # for scripts, on stdout: one line in the names match and gate read from the environment (the control token
+    # only when it was made here: a given one is not echoed)
+    token = f" SKYJO_CONTROL_TOKEN={server.control_token}" if show_control_token else ""
+    print(f"SKYJO_REFEREE={server.address}{token}", flush=True)
     await stop.wait()
     console.print("stopping: running matches end, bots are told the session is over", highlight=False)
     await server.stop(grace=2.0)

@@ -36,6 +36,7 @@ from skyjo_ref.cli.options import (
     table_console,
     write_json,
 )
+from skyjo_ref.cli.plain import console as cli_console
 from skyjo_ref.cli.tournament_view import (
     PROGRESS_EVERY_GAMES,
     PROGRESS_EVERY_S,
@@ -45,9 +46,10 @@ from skyjo_ref.cli.tournament_view import (
 )
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config
+from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
-from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.league import league_games
+from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError
 from skyjo_ref.tournament.tables import Tables
 from skyjo_ref.tournament.versions import versioned_tables
@@ -133,7 +135,7 @@ def tournament(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
-    stderr = Console(stderr=True)
+    stderr = cli_console(stderr=True)
     stdout = table_console()
     shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
@@ -141,6 +143,11 @@ def tournament(
         config = load_config(config_file, output=output)
     except ConfigError as exc:
         raise errors.UserError(str(exc)) from None
+    if shard is not None:
+        try:
+            shard.check(league_games(config.tables(), config.players_per_game, config.deals))
+        except ShardError as exc:
+            raise errors.UserError(str(exc)) from None
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     executor = parse_executor(executor_text)
@@ -150,6 +157,8 @@ def tournament(
     check_json_target(json_file)
     check_markdown_target(markdown_file, json_file)
     store = _open_store(config, new, stderr)
+    if config.isolation_note is not None:  # never silently weaker: say why the bots are not isolated
+        stderr.print(f"note: {config.isolation_note}", highlight=False, markup=False, soft_wrap=True)
     _warn_tight_clock(config, concurrency, stderr)
     if not errors.DEBUG:  # the tournament reports bot process faults itself (notes, and the store)
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
@@ -385,6 +394,20 @@ def _run(coro: Coroutine[Any, Any, runner.RunSummary]) -> runner.RunSummary:
     return run_stoppable(coro)
 
 
+def not_an_output_folder(path: Path, command: str) -> str:
+    """Why ``path`` is not a tournament's output folder; for a tournament config, which folder is (its output)."""
+    if not path.exists():
+        return f"{path}: no such folder: expected a tournament's output folder (the one holding results.sqlite)"
+    output = output_folder_of(path) if path.is_file() else None
+    if output is None:
+        return f"{path}: is a file: expected a tournament's output folder (the one holding results.sqlite)"
+    try:
+        shown = output.relative_to(Path.cwd())
+    except ValueError:
+        shown = output
+    return f"{path} is a tournament config; {command} wants the tournament's output folder: skyjo-ref {command} {shown}"
+
+
 def ratings(
     folder: Annotated[Path, typer.Argument(help="A tournament's output folder (holding results.sqlite).")],
     json_file: Annotated[
@@ -407,7 +430,7 @@ def ratings(
     check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
     if not folder.is_dir():
-        raise errors.UserError(f"{folder}: no such folder: expected a tournament output folder")
+        raise errors.UserError(not_an_output_folder(folder, "ratings"))
     try:
         store = Store(folder, create=False)
     except StoreError as exc:

@@ -19,10 +19,10 @@ from typing import Any, Final
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref import records
+from skyjo_ref.execution.lineup import Lineup, LineupResult
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.execution.types import FaultList, GameId, MatchSlice, PlayedGame, RoomConfig
 from skyjo_ref.server.client import FinishedGame, MatchEnd
-from skyjo_ref.server.lineup import Lineup, LineupResult
 
 #: Fault kinds that are a bot process's own failure (what a local match lists as its process faults).
 PROCESS_FAULTS: Final = ("crash", "limit", "gave_up")

@@ -107,6 +107,7 @@ class RoomConfig:
     connect_timeout_s: float
     output: Path  # bot processes' output goes to output/logs
     referee: RefereeConfig = field(default_factory=RefereeConfig)
+    hidden: tuple[Path, ...] = ()  # what isolated bots must not see besides the output folder (the config file)
 
     def bot(self, name: str) -> BotSpec:
         for entry in self.bots:

@@ -11,6 +11,14 @@ bounded in [0, 1] varies at most as much as a win/loss does, so the interval is
 conservative, valid from a few blocks, and never leaves -100%..+100%. The
 average-total interval is a Student t interval over blocks. Below
 :data:`MIN_BLOCKS` blocks there is no verdict ("not enough games to tell").
+
+One verdict, one statistic: the blocks' mean score ``s`` decides. The Elo
+difference and its interval are ``s`` and the Wilson interval's ends put on the
+Elo scale (``-400 log10(1/s - 1)``, monotone), and the LOS (likelihood of
+superiority, as cutechess and fastchess print it) is the same score test's
+``Phi(2 (s - 1/2) sqrt(blocks))``. So "better" holds exactly when the win-rate
+interval excludes 0, when the Elo interval is above 0 and when the LOS is above
+97.5%. The average-total difference is shown in the JSON, not judged.
 """
 
 from __future__ import annotations
@@ -53,6 +61,31 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def elo_of_score(score: float) -> float:
+    """The Elo difference a mean score in [0, 1] stands for (logistic; +-inf at 1 and 0)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def los_of_blocks(mean_diff: float, blocks: int) -> float:
+    """Likelihood of superiority from the blocks' mean win-rate difference: the Wilson interval's own score test
+    (``Phi(2 (s - 1/2) sqrt(n))`` with ``s = (1 + d) / 2``), so LOS > 97.5% exactly when that interval excludes 0."""
+    if blocks <= 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf(mean_diff * math.sqrt(blocks) / math.sqrt(2.0)))
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _signed(value: float) -> str:
+    return f"{round(value):+d}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")  # never "-0"
 
 
 def mean_interval(values: Sequence[float]) -> tuple[float, float, float] | None:
@@ -113,11 +146,16 @@ class Verdict:
     avg_total_diff_ci: tuple[float, float] | None
     blocks: int  # independent units the intervals are computed over (deals)
     text: str
+    elo_diff: float = 0.0  # first minus second, from the same block scores (+-inf when one bot won every block)
+    elo_diff_ci: tuple[float, float] | None = None
+    los: float = 0.5  # likelihood that first is better than second
 
     def public(self) -> dict[str, Any]:
         out = asdict(self)
         for key in ("win_rate_diff_ci", "avg_total_diff_ci"):
             out[key] = list(out[key]) if out[key] is not None else None
+        out["elo_diff"] = _finite(self.elo_diff)  # JSON has no infinity: null
+        out["elo_diff_ci"] = [_finite(v) for v in self.elo_diff_ci] if self.elo_diff_ci is not None else None
         return out
 
 
@@ -185,6 +223,9 @@ def summarize(
     td = tot[0] if tot is not None else stats[a].avg_total - stats[b].avg_total
     blocks = len(win_diffs)
     seats_per_game = len(records[0]["players"])
+    elo = elo_of_score((1 + wd) / 2)
+    elo_ci = (elo_of_score((1 + win[1]) / 2), elo_of_score((1 + win[2]) / 2)) if win is not None else None
+    los = los_of_blocks(wd, blocks)
     if win is None or blocks < MIN_BLOCKS:
         better = None
         text = (
@@ -194,15 +235,17 @@ def summarize(
         )
     else:
         lo, hi = win[1], win[2]
-        span = f"win-rate difference {wd:+.1%} (95% CI {lo:+.1%} to {hi:+.1%}, {blocks} deals)"
-        if lo > 0:
+        assert elo_ci is not None
+        span = (
+            f"Elo {_signed(elo)} (95% CI {_signed(elo_ci[0])} to {_signed(elo_ci[1])}), LOS {los:.1%}, "
+            f"win-rate difference {wd:+.1%} (95% CI {lo:+.1%} to {hi:+.1%}), {blocks} deals"
+        )
+        if lo > 0:  # the same test as elo_ci[0] > 0 and los > 97.5%
             better = A
             text = f"{A} is better than {B}: {span}"
         else:
             better = None
             text = f"no clear difference between {A} and {B} yet: {span}; play more games"
-        if tot is not None:
-            text += f"; average total {td:+.1f} (95% CI {tot[1]:+.1f} to {tot[2]:+.1f})"
     verdict = Verdict(
         better=better,
         first=A,
@@ -213,5 +256,8 @@ def summarize(
         avg_total_diff_ci=(tot[1], tot[2]) if tot is not None else None,
         blocks=len(win_diffs),
         text=text,
+        elo_diff=elo,
+        elo_diff_ci=elo_ci,
+        los=los,
     )
     return stats, verdict

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from skyjo_bot.types import PRESETS
 
-from skyjo_ref.tournament import elo
+from skyjo_ref.tournament import elo, sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
 from skyjo_ref.tournament.tables import PRIOR, compute
 from skyjo_ref.tournament.versions import current_table, current_view
@@ -233,14 +233,14 @@ def _per_bot(
             bot = seats[entry["seat"]]
             reason = str(entry.get("reason", "strike"))
             reasons[bot][reason] = reasons[bot].get(reason, 0) + 1
-            _add_fault(stats[bot], game.ref, reason, str(entry.get("detail", "")), entry.get("round"))
+            _add_fault(stats[bot], game.ref, reason, str(entry.get("detail", "")), entry)
         for entry in meta.get("forfeited") or []:
             if isinstance(entry, dict) and isinstance(entry.get("seat"), int) and entry["seat"] < len(seats):
                 bot = seats[entry["seat"]]
-                _add_fault(stats[bot], game.ref, "forfeit", str(entry.get("reason", "")), entry.get("round"))
+                _add_fault(stats[bot], game.ref, "forfeit", str(entry.get("reason", "")), entry)
     for fault in store.faults():
         if fault.bot in stats:
-            _add_fault(stats[fault.bot], fault.game_key, fault.kind, fault.detail, None)
+            _add_fault(stats[fault.bot], fault.game_key, fault.kind, fault.detail, {})
     out: dict[str, Any] = {}
     for name, st in stats.items():
         times = sorted(st["times"])
@@ -268,10 +268,20 @@ def _per_bot(
     return out, reasons
 
 
-def _add_fault(st: dict[str, Any], game: str | None, kind: str, detail: str, rnd: Any) -> None:
+def _add_fault(st: dict[str, Any], game: str | None, kind: str, detail: str, where: Mapping[str, Any]) -> None:
+    """Count a fault; list it with where it happened (``round``, ``action``: 0-based, as the record has them)."""
     st["fault_count"] += 1
     if len(st["faults"]) < FAULTS_LISTED:
-        st["faults"].append({"game": game, "kind": kind, "detail": detail[:300], "round": rnd})
+        rnd, action = where.get("round"), where.get("action")
+        st["faults"].append(
+            {
+                "game": game,
+                "kind": kind,
+                "detail": detail[:300],
+                "round": rnd if isinstance(rnd, int) else None,
+                "action": action if isinstance(action, int) else None,
+            }
+        )
 
 
 def _histogram(values: Sequence[int], bins: int = 12) -> dict[str, Any]:
@@ -428,11 +438,39 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         "embedded": embedded,
         "history": _history(games, order, names, settings, options.history_points),
         "per_bot": per_bot,
-        "gate": gate if isinstance(gate, dict) else None,
+        "gate": gate_summary(gate) if isinstance(gate, dict) else None,
         "versions": current_table(tables, current, store.version_history(), configured).versions,
         "presets": {k: dict(v) for k, v in PRESETS.items()},
         "time_bins_ms": list(TIME_BINS_MS),
     }
+
+
+def gate_summary(info: Mapping[str, Any]) -> dict[str, Any]:
+    """The gate's stored info, completed with what an older gate did not store (stop bounds, nElo, LOS).
+
+    Computed with the gate's own functions (:mod:`skyjo_ref.tournament.sprt`),
+    so the page says what ``skyjo-ref gate`` prints.
+    """
+    out = dict(info)
+    lower, upper = (float(b) for b in out.get("bounds") or sprt.llr_bounds(out["alpha"], out["beta"]))
+    out["bounds"] = [lower, upper]
+    history = [float(p[1]) for p in out.get("history") or []]
+    if "stop_bounds" not in out:
+        o0, o1 = sprt.overshoot(history)
+        out["stop_bounds"] = [lower + o0, upper - o1]
+    stop_lo, stop_hi = out["stop_bounds"]
+    if out.get("shard"):
+        out["stop_note"] = f"(shard {out['shard']}: a shard stops at 1/N of Wald's bounds)"
+    elif abs(stop_lo - lower) > 0.0005 or abs(stop_hi - upper) > 0.0005:
+        out["stop_note"] = "(Wald's, moved in by the overshoot correction: the test stops here)"
+    else:
+        out["stop_note"] = "(Wald's: no overshoot correction yet)"
+    if not all(k in out for k in ("nelo", "nelo_ci", "los")):
+        est = sprt.estimate([int(c) for c in out.get("pentanomial") or [0] * 5])
+        out.setdefault("nelo", est.nelo)
+        out.setdefault("nelo_ci", [est.nelo - est.nelo_half, est.nelo + est.nelo_half])
+        out.setdefault("los", est.los)
+    return out
 
 
 def single_game(record: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
 from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd, RefereeError
 from skyjo_ref.server.server import ConfigError, RefereeServer, ServerConfig
 from skyjo_ref.server.session import RemoteSeat, Session
+from skyjo_ref.server.tls import ServerTls, TlsError
 
 __all__ = [
     "ConfigError",
@@ -31,6 +32,8 @@ __all__ = [
     "RemoteSeat",
     "SeatSpec",
     "ServerConfig",
+    "ServerTls",
     "Session",
     "TimeControl",
+    "TlsError",
 ]

@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import Any
 
 import grpc
+from skyjo_bot.tls import ClientTls
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 
@@ -41,13 +42,23 @@ class MatchEnd:
 
 
 class MatchClient:
-    """``async with MatchClient(address, control_token) as client: ...``"""
+    """``async with MatchClient(address, control_token) as client: ...``
 
-    def __init__(self, address: str, control_token: str, *, timeout_s: float = 30.0) -> None:
+    ``tls``: reach a referee that serves TLS (``serve --tls-cert``), trusting its CA
+    (and with a client certificate when it asks for one); :func:`skyjo_bot.tls.client_tls`
+    reads them from ``SKYJO_CA_FILE`` etc. None: plaintext (a referee of this process).
+    """
+
+    def __init__(
+        self, address: str, control_token: str, *, timeout_s: float = 30.0, tls: ClientTls | None = None
+    ) -> None:
         self.address = address
         self.timeout_s = timeout_s
         self._metadata = (("authorization", f"Bearer {control_token}"),)
-        self._channel = grpc.aio.insecure_channel(address)
+        if tls is not None and not address.startswith("unix:"):
+            self._channel = grpc.aio.secure_channel(address, tls.credentials())
+        else:
+            self._channel = grpc.aio.insecure_channel(address)
         self._stub = pb_grpc.MatchServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     async def __aenter__(self) -> MatchClient:

@@ -15,10 +15,11 @@ import itertools
 import logging
 import secrets
 import socket
-from collections.abc import AsyncIterator, Mapping
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -37,7 +38,9 @@ from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.threaded import BotThread, ThreadedSeat
 from skyjo_ref.records import dumps
 from skyjo_ref.server import wire
+from skyjo_ref.server.guard import PeerThrottle, default_max_connections, raise_open_files_limit, token_problem
 from skyjo_ref.server.session import RemoteSeat, Session, Stream
+from skyjo_ref.server.tls import ServerTls
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 log = logging.getLogger(__name__)
@@ -61,10 +64,21 @@ _CONFIG_KEYS: Final = (
     "max_message_bytes",
     "token_idle_ms",
     "token_unused_ms",
+    "tls_cert",
+    "tls_key",
+    "tls_client_ca",
+    "handshake_timeout_ms",
+    "max_connections",
 )
 #: Issued tokens: released this long after their last use (a stream or a match), or after issue when never used.
 TOKEN_IDLE_MS: Final = 60_000
 TOKEN_UNUSED_MS: Final = 24 * 3600 * 1000
+#: A connection that has not finished its TLS handshake and sent the HTTP/2 preface by then is closed.
+HANDSHAKE_TIMEOUT_MS: Final = 10_000
+#: A connection with no call open for this long is closed (a client opens a new one when it needs it).
+CONNECTION_IDLE_MS: Final = 5 * 60_000
+#: Calls open at once on one connection (a bot needs one; a tournament's MatchService client one per game).
+MAX_STREAMS_PER_CONNECTION: Final = 1024
 
 
 class ConfigError(ValueError):
@@ -86,11 +100,18 @@ class ServerConfig:
     token_idle_ms: int = TOKEN_IDLE_MS  # an issued token is released this long after its last use
     token_unused_ms: int = TOKEN_UNUSED_MS  # and one never used, this long after it was issued
     unix_socket: Path | None = None  # also listen here (bots without network reach the referee by it)
+    tls: ServerTls | None = None  # the TCP address serves TLS with these files (a unix socket never does)
+    handshake_timeout_ms: int = HANDSHAKE_TIMEOUT_MS  # a connection silent this long after connecting is closed
+    max_connections: int | None = None  # None: the descriptor limit less guard.RESERVED_FDS
+    failed_token_burst: int = 10  # failed token attempts a TCP peer may make at once,
+    failed_token_refill_ms: int = 2_000  # then one more this often (guard.PeerThrottle)
+    throttle_loopback: bool = False  # loopback peers are local processes: not throttled (True: tests)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
         """Read a YAML config (keys: address, control_token, tokens {name: token}, time_control, max_message_bytes,
-        token_idle_ms, token_unused_ms)."""
+        token_idle_ms, token_unused_ms, tls_cert, tls_key, tls_client_ca, handshake_timeout_ms, max_connections).
+        TLS file paths are relative to the config file's folder."""
         source = str(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -104,11 +125,14 @@ class ServerConfig:
             data, lines = load_yaml(text, source)
         except YamlFileError as exc:
             raise ConfigError(str(exc)) from None
-        return cls.from_mapping({} if data is None else data, source, lines)
+        return cls.from_mapping({} if data is None else data, source, lines, base=Path(path).parent)
 
     @classmethod
-    def from_mapping(cls, data: Any, where: str = "config", lines: dict[KeyPath, int] | None = None) -> ServerConfig:
-        """Check a config's mapping; errors read ``WHERE[:LINE]: key: what is expected`` (lines: from the file)."""
+    def from_mapping(
+        cls, data: Any, where: str = "config", lines: dict[KeyPath, int] | None = None, *, base: Path | None = None
+    ) -> ServerConfig:
+        """Check a config's mapping; errors read ``WHERE[:LINE]: key: what is expected`` (lines: from the file).
+        ``base``: the folder relative TLS file paths start from (default: the working folder)."""
 
         def fail(path: KeyPath, message: str) -> ConfigError:
             line = line_of(lines or {}, path)
@@ -138,6 +162,9 @@ class ServerConfig:
             token = data["control_token"]
             if not isinstance(token, str) or not token.strip():
                 raise fail(("control_token",), f"expected a non-empty string, got {token!r}")
+            problem = token_problem(token)
+            if problem is not None:
+                raise fail(("control_token",), problem)
             config.control_token = token
         if "tokens" in data:
             tokens = data["tokens"]
@@ -145,6 +172,10 @@ class ServerConfig:
                 isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip() for k, v in tokens.items()
             ):
                 raise fail(("tokens",), "expected a mapping of bot name to token string")
+            for name, token in tokens.items():
+                problem = token_problem(token)
+                if problem is not None:
+                    raise fail(("tokens", name), problem)
             config.tokens = dict(tokens)
         if "time_control" in data:
             try:
@@ -163,6 +194,29 @@ class ServerConfig:
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_MS:
                     raise fail((key,), f"expected milliseconds from 0 to {MAX_TOKEN_MS}, got {value!r}")
                 setattr(config, key, value)
+        files: dict[str, Path] = {}
+        for key in ("tls_cert", "tls_key", "tls_client_ca"):
+            if key in data:
+                value = data[key]
+                if not isinstance(value, str) or not value.strip():
+                    raise fail((key,), f"expected the path of a PEM file, got {value!r}")
+                files[key] = (base or Path()) / value
+        if files:
+            if "tls_cert" not in files or "tls_key" not in files:
+                missing = "tls_key" if "tls_cert" in files else "tls_cert"
+                raise fail((next(iter(files)),), f"TLS needs both tls_cert and tls_key: add {missing}")
+            config.tls = ServerTls(files["tls_cert"], files["tls_key"], files.get("tls_client_ca"))
+        if "handshake_timeout_ms" in data:
+            value = data["handshake_timeout_ms"]
+            if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= MAX_TOKEN_MS:
+                expected = f"expected milliseconds from 100 to {MAX_TOKEN_MS}, got {value!r}"
+                raise fail(("handshake_timeout_ms",), expected)
+            config.handshake_timeout_ms = value
+        if "max_connections" in data:
+            value = data["max_connections"]
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**31 - 1:
+                raise fail(("max_connections",), f"expected a number of connections of at least 1, got {value!r}")
+            config.max_connections = value
         return config
 
 
@@ -172,8 +226,25 @@ MAX_TOKEN_MS: Final = 365 * 24 * 3600 * 1000
 MAX_PING_STRIKES: Final = 2
 
 
+def open_files_limit() -> int:
+    """This process's soft RLIMIT_NOFILE (a large number where rlimits do not exist)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return 1 << 20
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return 1 << 20 if soft == resource.RLIM_INFINITY else int(soft)
+
+
 def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
     """The grpc core channel arguments of a referee.
+
+    Against connections that never speak (thousands of them shut real bots out
+    before): a connection must finish its handshake and send the HTTP/2 preface
+    within ``handshake_timeout_ms`` (grpc's default is 120 s), one with no call
+    open is closed after :data:`CONNECTION_IDLE_MS`, and past ``max_connections``
+    new connections are closed at once, so the referee keeps descriptors for its
+    own files and bots whatever the network does.
 
     The ping policy is what docs/writing-a-bot.md asks of bots: pings at most every
     ``min_client_ping_ms`` (10 s; bots ping every 30 s), also on an idle stream and with
@@ -192,6 +263,13 @@ def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", config.min_client_ping_ms),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+        ("grpc.server_handshake_timeout_ms", config.handshake_timeout_ms),
+        ("grpc.max_connection_idle_ms", CONNECTION_IDLE_MS),
+        ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+        (
+            "grpc.max_allowed_incoming_connections",
+            config.max_connections or default_max_connections(open_files_limit()),
+        ),
     ]
 
 
@@ -232,6 +310,64 @@ def _bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
     return None
 
 
+#: How long a stopped referee waits for its RPC handlers to end (they end at once on their cancellation; the cap
+#: only keeps a handler that ignores it from hanging the stop).
+SETTLE_CAP_S: Final = 10.0
+
+if TYPE_CHECKING:  # generic in the type stubs only
+    _ServerInterceptor = grpc.aio.ServerInterceptor[Any, Any]
+    _MethodHandler = grpc.RpcMethodHandler[Any, Any]
+else:
+    _ServerInterceptor = grpc.aio.ServerInterceptor
+    _MethodHandler = grpc.RpcMethodHandler
+
+
+class _RpcTasks(_ServerInterceptor):
+    """Remembers the task each RPC of one server runs in, so that :meth:`RefereeServer.stop` can wait for grpc's own
+    tasks around it to finish before it returns.
+
+    Why: grpc's aio server runs each RPC as a task (``HandleExceptions[...]``) awaited by another
+    (``_schedule_rpc_coro``) that catches *everything* there, CancelledError included, and prints its traceback
+    with ``traceback.print_exc()``. ``server.stop()`` returns once the calls are over in grpc's core, possibly
+    before those tasks ran to their end; if the event loop then closes (``asyncio.run`` cancels what is left), the
+    awaiting task is cancelled at that ``await`` and the user sees a ``_schedule_rpc_coro ... CancelledError``
+    traceback (grpc/grpc#37239 is the same gap seen from the other side: stop() does not await its tasks)."""
+
+    def __init__(self) -> None:
+        # an RPC's task stays here while anything references it: while grpc's awaiting task is alive, at least
+        self.tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_MethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _MethodHandler:
+        task = asyncio.current_task()  # grpc resolves the handler inside the RPC's own task
+        if task is not None:
+            self.tasks.add(task)
+        return await continuation(handler_call_details)
+
+    async def settle(self) -> None:
+        """Once the server has stopped: wait until every RPC task of this server, and every grpc task awaiting
+        one, has finished, so that closing the loop afterwards cancels none of them where grpc prints."""
+        rpcs = set(self.tasks)
+        running = [task for task in rpcs if not task.done()]
+        if running:  # the calls are cancelled by now: each handler ends on its CancelledError
+            _, stuck = await asyncio.wait(running, timeout=SETTLE_CAP_S)
+            if stuck:  # a handler that ignores its cancellation must not hang the stop: it is reported instead
+                log.warning("%d RPC handlers still running %.0f s after the referee stopped", len(stuck), SETTLE_CAP_S)
+                return
+        # grpc's _schedule_rpc_coro tasks still suspended on one of them (private attribute of asyncio's Task,
+        # the only link to them: grpc keeps them in a local set of its serving loop)
+        awaiting = [
+            task
+            for task in asyncio.all_tasks()
+            if not task.done() and getattr(task, "_fut_waiter", None) in rpcs and task is not asyncio.current_task()
+        ]
+        if awaiting:
+            await asyncio.wait(awaiting)
+
+
 class RefereeServer:
     """A referee: ``await start()``, read ``address`` and ``control_token``, ``await stop(grace)``.
 
@@ -251,17 +387,26 @@ class RefereeServer:
         self.request_ids = itertools.count(1)  # unique across the server: a token cannot guess another's
         self._match_ids = itertools.count(1)
         self._server: grpc.aio.Server | None = None
+        self._rpc_tasks = _RpcTasks()
         self._health: AsyncHealthServicer | None = None
         self.address = ""
         self.port = 0
         self.unix_address: str | None = None  # "unix:PATH" when config.unix_socket is set
         self.in_process: dict[str, tuple[BotThread, bool]] = {}  # token -> trusted bot played here, block_loop
+        self.throttle = PeerThrottle(
+            self.config.failed_token_burst,
+            self.config.failed_token_refill_ms / 1000,
+            loopback=self.config.throttle_loopback,
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
+        """Listen (TLS on the TCP address when ``config.tls`` is set); OSError or TlsError when it cannot."""
         c = self.config
-        server = grpc.aio.server(options=grpc_server_options(c))
+        raise_open_files_limit()  # before the options: the default connection cap follows the limit
+        credentials = c.tls.credentials() if c.tls is not None else None  # TlsError names the bad file
+        server = grpc.aio.server(options=grpc_server_options(c), interceptors=[self._rpc_tasks])
         _add_bot_service(_BotService(self), server)
         pb_grpc.add_MatchServiceServicer_to_server(_MatchService(self), server)  # type: ignore[no-untyped-call]
         self._health = AsyncHealthServicer()
@@ -277,7 +422,10 @@ class RefereeServer:
         if not on_unix:
             _refuse_taken_port(c.address)
         try:
-            port = server.add_insecure_port(c.address)
+            if credentials is not None and not on_unix:
+                port = server.add_secure_port(c.address, credentials)
+            else:
+                port = server.add_insecure_port(c.address)
         except RuntimeError:  # grpc says only "Failed to bind"
             raise OSError(
                 f"cannot listen on {c.address}: the port is in use (another referee?) "
@@ -319,6 +467,7 @@ class RefereeServer:
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+            await self._rpc_tasks.settle()  # then grpc's tasks are over: closing the loop cannot make it print
 
     async def wait_for_termination(self) -> None:
         if self._server is not None:
@@ -524,19 +673,33 @@ def undecodable(raw: object, exc: Exception) -> str:
     )
 
 
+async def _refuse_throttled(throttle: PeerThrottle, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """End the call with RESOURCE_EXHAUSTED while its peer backs off after too many failed tokens."""
+    wait = throttle.check(context.peer())
+    if wait > 0:
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"too many failed token attempts from this address: try again in {max(wait, 0.1):.1f} s "
+            "with a token the referee knows",
+        )
+
+
 class _BotService(pb_grpc.BotServiceServicer):
     def __init__(self, referee: RefereeServer) -> None:
         self.referee = referee
 
     async def Play(self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await _refuse_throttled(self.referee.throttle, context)
         token = _bearer(context)
         if token is None:
+            self.referee.throttle.failed(context.peer())
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "missing bot token: send the metadata header 'authorization: Bearer <token>'",
             )
         session = self.referee.sessions.get(token or "")
         if session is None:
+            self.referee.throttle.failed(context.peer())
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "unknown bot token: use a token the referee issued (MatchService.IssueToken, "
@@ -658,8 +821,10 @@ class _MatchService(pb_grpc.MatchServiceServicer):
         self.referee = referee
 
     async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await _refuse_throttled(self.referee.throttle, context)
         token = _bearer(context)
-        if token is None or not secrets.compare_digest(token, self.referee.control_token):
+        if token is None or not secrets.compare_digest(token.encode(), self.referee.control_token.encode()):
+            self.referee.throttle.failed(context.peer())
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "MatchService needs the referee's control token: 'authorization: Bearer <control token>'",

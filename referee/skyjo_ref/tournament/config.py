@@ -20,8 +20,9 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
+import yaml
 from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
@@ -31,7 +32,17 @@ from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-exported: the config's referee part
 from skyjo_ref.execution.types import RoomConfig
 from skyjo_ref.players import BOT_KINDS, BotSpec
-from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
+from skyjo_ref.sandbox import (
+    ISOLATIONS,
+    Isolation,
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    check_sandbox,
+    default_isolation,
+    merge,
+)
+from skyjo_ref.server.guard import token_problem
 from skyjo_ref.tournament.adaptive import AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.secret import SecretError, read_secret
@@ -61,11 +72,12 @@ TOP_KEYS: Final = (
     "rating",
     "limits",
     "network",
+    "isolation",
     "bots",
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
-BOT_KEYS: Final = ("name", *BOT_KINDS, "version", "cwd", "root", "env", "limits", "network", "in_process")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "version", "cwd", "root", "env", "limits", "network", "isolation", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
 LIMIT_MAXIMUM: Final = {
     "memory_mb": 1_048_576,
@@ -116,6 +128,12 @@ class TournamentConfig:
     seed_secret: str | None = field(default=None, repr=False)  # mixed into every deal's seed (tournament.secret)
     seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
+    isolation_note: str | None = None  # why bots are not isolated, when the config did not say and cannot have it
+
+    @property
+    def isolated(self) -> tuple[str, ...]:
+        """The managed bots that run isolated."""
+        return tuple(b.name for b in self.bots if b.managed and b.sandbox.isolation == "strict")
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -148,6 +166,7 @@ class TournamentConfig:
             connect_timeout_s=self.connect_timeout_s,
             output=self.output,
             referee=self.referee,
+            hidden=(self.path,),
         )
 
 
@@ -256,9 +275,11 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     if isinstance(connect, bool) or not isinstance(connect, int | float) or not 0 < connect <= 3600:
         raise check.fail(("connect_timeout_s",), f"expected seconds, a number from 0 to 3600 (not 0), got {connect!r}")
     referee = _referee(check, top.get("referee", {}))
+    isolation, isolation_note = _default_isolation(check, top, referee)
     default_sandbox = Sandbox(
         _limits(check, top["limits"], ("limits",)) if "limits" in top else Limits(),
-        _network(check, top["network"], ("network",)) if "network" in top else True,
+        _network(check, top["network"], ("network",)) if "network" in top else None,
+        isolation,
     )
     try:
         executor = Executor.parse(top.get("executor", "local"))
@@ -285,6 +306,8 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
             )
         seen[entry.name] = index
         bots.append(entry)
+    if len(bots) < 2:  # no table at all: suggesting players_per_game 1 would suggest another invalid config
+        raise check.fail(("bots",), f"only {len(bots)} bot: expected at least 2 bots (a game has 2 to 8 players)")
     if len(bots) < k:
         raise check.fail(
             ("players_per_game",),
@@ -345,6 +368,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         seed_secret=seed_secret,
         seed_secret_source=seed_secret_source,
         adaptive=adaptive,
+        isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
     )
 
 
@@ -589,6 +613,24 @@ def _limits(check: _Checker, raw: Any, path: Path_) -> Limits:
     return Limits(**values)
 
 
+def _default_isolation(check: _Checker, top: Mapping[str, Any], referee: RefereeConfig) -> tuple[Isolation, str | None]:
+    """The league's isolation: as the config says, else ``strict`` wherever this machine can isolate bots and
+    ``none`` with a note saying why not (never silently weaker)."""
+    if "isolation" in top:
+        return _isolation(check, top["isolation"], ("isolation",)), None
+    if referee.address is not None and not referee.address.startswith("unix:"):
+        return "none", f"bots are not isolated: the referee at {referee.address} is not on a unix: socket"
+    return default_isolation()
+
+
+def _isolation(check: _Checker, raw: Any, path: Path_) -> Isolation:
+    if raw not in ISOLATIONS:
+        raise check.fail(
+            path, f"expected strict (each bot sees only its own files and the referee) or none, got {raw!r}"
+        )
+    return cast(Isolation, raw)
+
+
 def _network(check: _Checker, raw: Any, path: Path_) -> bool:
     if not isinstance(raw, bool):
         raise check.fail(path, f"expected true or false (false: the bot reaches only the referee), got {_kind(raw)}")
@@ -604,17 +646,21 @@ def _check_sandboxes(check: _Checker, raws: list[Any], bots: Sequence[BotSpec], 
         try:
             check_sandbox(entry.sandbox)
         except SandboxUnavailable as exc:
-            if exc.key == "network":
-                path: Path_ = ("bots", index, "network") if "network" in own else ("network",)
+            if exc.key in ("network", "isolation"):
+                path: Path_ = ("bots", index, exc.key) if exc.key in own else (exc.key,)
             else:
                 in_own = exc.key in (own.get("limits") or {})
                 path = ("bots", index, "limits", exc.key) if in_own else ("limits", exc.key)
             raise check.fail(path, f"cannot be enforced on this machine: {exc.reason}") from None
-        if not entry.sandbox.network and referee.address is not None and not referee.address.startswith("unix:"):
-            path = ("bots", index, "network") if "network" in own else ("network",)
+        if referee.address is not None and not referee.address.startswith("unix:"):
+            key = "isolation" if entry.sandbox.isolation == "strict" else "network"
+            if key == "network" and entry.sandbox.has_network:
+                continue
+            path = ("bots", index, key) if key in own else (key,)
+            what = "an isolated bot" if key == "isolation" else "a bot without network"
             raise check.fail(
                 path,
-                "a bot without network reaches the referee only by a unix: socket: play on the in-process "
+                f"{what} reaches the referee only by a unix: socket: play on the in-process "
                 f"referee, or set referee.address to unix:PATH (not {referee.address})",
             )
 
@@ -640,7 +686,7 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     value = bot[kind]
     vpath = (*path, kind)
     if kind in ("builtin", "remote"):
-        for extra in ("cwd", "root", "env", "limits", "network"):
+        for extra in ("cwd", "root", "env", "limits", "network", "isolation"):
             if extra in bot:
                 raise check.fail((*path, extra), f"{extra} applies to python and command bots only, not {kind}")
 
@@ -678,7 +724,7 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
             raise check.fail((*path, "in_process"), f"expected true or false, got {_kind(in_process)}")
         if in_process and kind != "python":
             raise check.fail((*path, "in_process"), f"in_process applies to python bots only, not {kind}")
-        for extra in ("cwd", "root", "env", "limits", "network"):
+        for extra in ("cwd", "root", "env", "limits", "network", "isolation"):
             if in_process and extra in bot:
                 raise check.fail(
                     (*path, extra),
@@ -687,7 +733,8 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
                 )
     limits = _limits(check, bot["limits"], (*path, "limits")) if "limits" in bot else None
     network = _network(check, bot["network"], (*path, "network")) if "network" in bot else None
-    sandbox = merge(default_sandbox, limits, network)
+    isolation = _isolation(check, bot["isolation"], (*path, "isolation")) if "isolation" in bot else None
+    sandbox = merge(default_sandbox, limits, network, isolation)
 
     if kind == "builtin":
         if not isinstance(value, str) or value not in BUILTIN_BOTS:
@@ -715,8 +762,9 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     if "token" not in remote:
         raise check.fail(vpath, "missing key 'token': expected the token the remote bot connects with")
     token = check.string(remote["token"], (*vpath, "token"), "a token string")
-    if not re.fullmatch(r"[!-~]{8,200}", token):
-        raise check.fail((*vpath, "token"), "expected 8-200 printable characters without spaces")
+    problem = token_problem(token)
+    if problem is not None:
+        raise check.fail((*vpath, "token"), problem)
     return BotSpec("remote", name, f"remote:{name}", token=token)
 
 
@@ -780,3 +828,22 @@ def _command(check: _Checker, value: Any, path: Path_, cwd: Path, env: Mapping[s
         if shutil.which(program, path=search) is None:
             raise check.fail(path, f"{program!r} is not a command found on PATH: expected an installed program")
     return tuple(argv)
+
+
+def output_folder_of(path: Path) -> Path | None:
+    """The output folder a tournament config file names, read leniently (the config need not be valid, e.g. moved
+    away from its bots' files); None when ``path`` does not read as a tournament config. Same rule as
+    :func:`parse_config`: ``output`` relative to the file's folder, else ``runs/NAME`` beside it."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(data, dict) or "bots" not in data:
+        return None
+    base = path.resolve().parent
+    output = data.get("output")
+    if isinstance(output, str) and output.strip():
+        out = Path(output).expanduser()
+        return out if out.is_absolute() else base / out
+    name = data.get("name", path.stem)
+    return base / "runs" / str(name).replace(" ", "_")

@@ -62,6 +62,17 @@ class Shard:
         """For the shard's own output folder: ``.shard-2-of-4``."""
         return f".shard-{self.index}-of-{self.count}"
 
+    def check(self, games: Sequence[GameId]) -> None:
+        """ShardError when this shard would play nothing: more shards than duplicate blocks (a mis-sized CI
+        matrix must fail, not pass with 0 games). Shards 1 to the number of blocks still split the league."""
+        blocks = len({game.block for game in games})
+        if self.index > blocks:
+            raise ShardError(
+                f"--shard {self.label}: this league has {blocks} duplicate block{'s' if blocks != 1 else ''} "
+                f"(a table and a deal, never split), so shard {self.index} would play nothing: "
+                f"expected at most {blocks} shards"
+            )
+
     def select(self, games: Sequence[GameId]) -> list[GameId]:
         """This shard's games of a schedule (in schedule order): whole blocks, every N-th one."""
         numbers: dict[tuple[tuple[str, ...], int], int] = {}
@@ -83,7 +94,20 @@ class MergeSummary:
 
 
 def _describe(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
+    return "not set" if value is None else json.dumps(value, sort_keys=True)
+
+
+def _kind(fingerprint: dict[str, Any]) -> str:
+    """Whose store this is, in words: a gate's stores say their format (skyjo-gate/N), a tournament's do not."""
+    return "a gate's" if str(fingerprint.get("format", "")).startswith("skyjo-gate/") else "a tournament's"
+
+
+def _differs(path: Path, first_path: Path, key: str, theirs: Any, ours: Any) -> ShardError:
+    """Which value is whose: ``alpha differs (OTHER has 0.05, FIRST has not set)``."""
+    return ShardError(
+        f"{path} cannot be merged with {first_path}: {key} differs "
+        f"({path} has {_describe(theirs)}, {first_path} has {_describe(ours)})"
+    )
 
 
 def check_compatible(stores: Sequence[tuple[Path, Store]]) -> dict[str, Any]:
@@ -97,19 +121,18 @@ def check_compatible(stores: Sequence[tuple[Path, Store]]) -> dict[str, Any]:
         other = store.fingerprint()
         if other is None:
             raise ShardError(f"{path}: holds no tournament results yet")
+        if _kind(other) != _kind(fingerprint):
+            raise ShardError(
+                f"{path} cannot be merged with {first_path}: {path} is {_kind(other)} store and {first_path} "
+                f"{_kind(fingerprint)}; expected the shards of one gate or of one tournament"
+            )
         for key in sorted(set(fingerprint) | set(other)):
             if fingerprint.get(key) != other.get(key):
-                raise ShardError(
-                    f"{path} cannot be merged with {first_path}: {key} differs "
-                    f"({_describe(other.get(key))} against {_describe(fingerprint.get(key))})"
-                )
+                raise _differs(path, first_path, key, other.get(key), fingerprint.get(key))
         for key in MERGED_INFO:
             theirs = store.info(key)
             if key != "name" and theirs != infos[key]:
-                raise ShardError(
-                    f"{path} cannot be merged with {first_path}: {key} differs "
-                    f"({_describe(theirs)} against {_describe(infos[key])})"
-                )
+                raise _differs(path, first_path, key, theirs, infos[key])
     return {"fingerprint": fingerprint, **infos}
 
 

@@ -2,7 +2,8 @@
  *
  * It only follows the record (the cards it lists, the actions it lists); it
  * decides nothing the record does not say, and it checks its own round
- * scores against the record's: a mismatch is shown, never hidden. Used by the
+ * scores against the record's: a mismatch is shown, never hidden (rounds and
+ * actions counted from 1 there, as people read them). Used by the
  * report page and, under Node, by the tests that compare it with the Python
  * engine position by position.
  */
@@ -67,7 +68,7 @@ const SkyjoTable = (function () {
         if (a.act === "draw") {
           if (st.draw.length === 0) {
             const pile = (rnd.reshuffles || [])[reshuffles++];
-            if (!pile) { problems.push(`round ${k}, action ${i}: the draw pile is empty and no reshuffle is listed`); }
+            if (!pile) { problems.push(`round ${k + 1}, action ${i + 1}: the draw pile is empty and no reshuffle is listed`); }
             st.draw = (pile || []).slice();
             st.discard = st.discard.slice(-1);
           }
@@ -100,7 +101,7 @@ const SkyjoTable = (function () {
           const result = rnd.result || {};
           st.scores = result.scores || st.raw;
           if (JSON.stringify(result.raw) !== JSON.stringify(st.raw)) {
-            problems.push(`round ${k}: the viewer counts ${JSON.stringify(st.raw)}, the record says ${JSON.stringify(result.raw)}`);
+            problems.push(`round ${k + 1}: the viewer counts ${JSON.stringify(st.raw)}, the record says ${JSON.stringify(result.raw)}`);
           }
           totals = totals.map((t, p) => t + st.scores[p]);
           st.totals = totals.slice();

@@ -2,7 +2,9 @@
 
 It starts a referee in-process (loopback, port 0) unless one is named, issues
 one token per seat that is not built in, starts the processes of Python and
-command bots (:class:`~skyjo_ref.players.ManagedBot`), waits for them to
+command bots through the run's :class:`~skyjo_ref.execution.pool.BotPool` (the
+one way a bot process is started, here with one process per seat for the whole
+match: the author's own bots, not isolated by default), waits for them to
 connect, plays the match with rotating seats and stops everything it started.
 """
 
@@ -10,15 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from skyjo_bot.loader import BotSpecError as LoaderError
 from skyjo_bot.loader import load_bot
+from skyjo_bot.tls import ClientTls, client_tls
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
+from skyjo_ref.execution.pool import BotPool
+from skyjo_ref.execution.types import FaultList, QuietNotes, RunUnfinished
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
@@ -27,6 +33,8 @@ from skyjo_ref.server.server import RefereeServer, ServerConfig
 
 #: How long a bot process may take to start and connect.
 CONNECT_TIMEOUT_S = 60.0
+#: Restarts of a seat's process before it is given up (its seat then forfeits each game it cannot start).
+MATCH_RESTARTS: Final = 5
 
 #: How long ``match remote:NAME`` on its own referee waits for the bot to connect, by default.
 REMOTE_CONNECT_TIMEOUT_S = 300.0
@@ -117,6 +125,7 @@ async def play_lineup(
     tc = time_control or TimeControl()
     seed = seed or new_seed()
     server: RefereeServer | None = None
+    tls: ClientTls | None = None
     if referee is None:
         server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=tc))
         await server.start()
@@ -127,11 +136,22 @@ async def play_lineup(
                 "--referee needs the referee's control token: pass --control-token or set SKYJO_CONTROL_TOKEN"
             )
         address, token = referee, control_token
+        try:
+            tls = client_tls()  # SKYJO_CA_FILE: the running referee serves TLS
+        except ValueError as exc:
+            raise LineupError(str(exc)) from None
     managed: dict[str, ManagedBot] = {}
     remotes: dict[str, str] = {}  # seat name -> token of remote: bots
     records: list[dict[str, Any]] = []
+    pool: BotPool | None = None
     try:
-        async with MatchClient(address, token) as client:
+        async with MatchClient(address, token, tls=tls) as client:
+            seat_specs = [
+                dataclasses.replace(lineup.bots[lineup.slot_bot[slot]], name=name)
+                for slot, name in enumerate(lineup.seat_names)
+                if lineup.bots[lineup.slot_bot[slot]].managed and not in_process_seat(lineup, slot, in_process)
+            ]
+            pool = seat_pool(seat_specs, address, client.issue_token, log_dir)
             seats: list[SeatSpec] = []
             waits: list[tuple[str, str, ManagedBot | None]] = []
             for slot, name in enumerate(lineup.seat_names):
@@ -140,7 +160,7 @@ async def play_lineup(
                     assert bot.builtin is not None
                     seats.append(SeatSpec.of_builtin(bot.builtin, name))
                     continue
-                if in_process and bot.kind == "python":
+                if in_process_seat(lineup, slot, in_process):
                     assert server is not None and bot.python is not None
                     try:
                         loaded = load_bot(bot.python)
@@ -148,23 +168,22 @@ async def play_lineup(
                         raise LineupError(f"bot {bot.text!r}: {exc}") from None
                     seats.append(SeatSpec.of_token(server.add_in_process_bot(name, loaded, block_loop=all_local), name))
                     continue
-                seat_token = await client.issue_token(name)
-                seats.append(SeatSpec.of_token(seat_token, name))
                 if bot.managed:
-                    log_path = None
                     if log_dir is not None:
-                        log_path = log_dir / f"{_file_name(name)}.log"
-                        log_path.write_text("", encoding="utf-8")  # this match's output only
-                    process = ManagedBot(bot, address, seat_token, log_path=log_path)
+                        (log_dir / f"{_file_name(name)}.log").write_text("", encoding="utf-8")  # this match's only
                     try:
-                        await process.start()
-                    except OSError as exc:
+                        process = (await pool.start(name)).process
+                    except RunUnfinished as exc:
                         raise LineupError(f"cannot start bot {bot.text!r}: {exc}") from None
+                    seat_token = process.token
+                    seats.append(SeatSpec.of_token(seat_token, name))
                     managed[name] = process
                     if on_process is not None:
                         on_process(name, process)
                     waits.append((name, seat_token, process))
                 else:
+                    seat_token = await client.issue_token(name)
+                    seats.append(SeatSpec.of_token(seat_token, name))
                     if server is not None:
                         say(
                             f"waiting {remote_connect_timeout_s:g} s for remote bot {name!r}: connect it with "
@@ -180,6 +199,7 @@ async def play_lineup(
             if server is not None:
                 for name, seat_token, waiting in waits:
                     await wait_bot_connected(server, name, seat_token, waiting, remote_connect_timeout_s)
+            pool.connected_once.update(managed)  # from now on an exit is a crash to restart, not a bot that cannot run
             spec = MatchSpec(
                 seats=tuple(seats),
                 rules=rules or Rules(),
@@ -201,9 +221,9 @@ async def play_lineup(
                 else:
                     end = item
     finally:
-        for process in managed.values():
+        if pool is not None:
             with contextlib.suppress(Exception):
-                await process.stop()
+                await pool.aclose()
         if server is not None:
             await server.stop(grace=0.5)
     records.sort(key=lambda r: int(r.get("meta", {}).get("game", 0)))
@@ -211,6 +231,32 @@ async def play_lineup(
     crashes = {name: list(p.faults) for name, p in managed.items() if p.faults}
     logs = {name: p.log_path for name, p in managed.items() if p.log_path is not None}
     return LineupResult(lineup, seed, records, end, faults, crashes, logs)
+
+
+def seat_pool(
+    seats: Sequence[BotSpec], address: str, issue_token: Callable[[str], Awaitable[str]], log_dir: Path | None
+) -> BotPool:
+    """The bot pool of a match's (or a person's game's) seats, each ``BotSpec`` named after its seat: one process
+    a seat for the whole match (it holds its token throughout, so a process that gives up is not replaced),
+    its output in ``log_dir/SEAT.log``; crashes are told after the match, not as they come."""
+    return BotPool(
+        seats,
+        address=address,
+        issue_token=issue_token,
+        wait_connected=None,  # the caller waits: a process that exits first is an error with its output
+        store=FaultList(),
+        observer=QuietNotes(),
+        log_dir=log_dir,
+        connect_timeout_s=CONNECT_TIMEOUT_S,
+        max_restarts=MATCH_RESTARTS,
+        log_name=lambda seat, number: f"{_file_name(seat)}.log",
+        replace_given_up=False,
+    )
+
+
+def in_process_seat(lineup: Lineup, slot: int, in_process: bool) -> bool:
+    """Whether slot ``slot``'s bot plays inside this process (``--in-process`` and a Python bot)."""
+    return in_process and lineup.bots[lineup.slot_bot[slot]].kind == "python"
 
 
 def _file_name(seat: str) -> str:

@@ -1,4 +1,4 @@
-"""The bot's supervisor: ``python -I -S sandbox_exec.py PLAN_JSON PROGRAM ARGS...``.
+"""The bot's supervisor: ``python -I -S supervisor.py PLAN_JSON PROGRAM ARGS...``.
 
 The referee starts this instead of the bot. It forks the bot, which applies
 the sandbox plan to itself and ``exec``s the program, and then waits for it and
@@ -16,7 +16,10 @@ bot's own end. It exists for two reasons:
 Standard library only (it runs without ``site``); no import of ``skyjo_ref``.
 In the bot, order matters: the cgroup first (the process cap holds from its
 first fork), then the namespaces, the rlimits, and the parent-death signal
-last (changing credentials would clear it).
+last (changing credentials would clear it). An isolated bot's program is run
+by bubblewrap (the plan's ``isolate`` command line), which reports a bot
+killed by signal N as exit code 128+N: the supervisor ends by that signal, so
+the referee reads a limit (SIGXCPU, SIGKILL) the same way isolated or not.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def _write(path: str, text: str) -> None:
 
 
 def apply(plan: dict[str, Any], libc: Any, parent: int) -> None:
-    """In the bot's process: apply ``plan`` (see :meth:`skyjo_ref.sandbox.SandboxPlan.wrap`) to itself."""
+    """In the bot's process: apply ``plan`` (see :meth:`skyjo_ref.sandbox.plan.SandboxPlan.wrap`) to itself."""
     cgroup_procs = plan.get("cgroup_procs")
     if isinstance(cgroup_procs, str):
         _write(cgroup_procs, str(os.getpid()))
@@ -83,13 +86,28 @@ def _kill_everything(cgroup_procs: str | None) -> None:
     os.killpg(0, signal.SIGKILL)
 
 
-def _end_like(status: int) -> None:
-    """Exit as the bot did: its exit code, or killed by the same signal."""
+#: Signals whose disposition cannot be changed (``signal.signal`` raises EINVAL for them).
+_UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP})
+
+
+def _killed_by(status: int, isolated: bool) -> int | None:
+    """The signal that ended the bot, if one did (isolated: bubblewrap's exit code 128+N means signal N)."""
     if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+        return os.WTERMSIG(status)
+    code = os.waitstatus_to_exitcode(status)
+    if isolated and 128 < code < 128 + signal.NSIG:
+        return code - 128
+    return None
+
+
+def _end_like(status: int, isolated: bool = False) -> None:
+    """Exit as the bot did: its exit code, or killed by the same signal."""
+    sig = _killed_by(status, isolated)
+    if sig is not None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file of the supervisor
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        if sig not in _UNCATCHABLE:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)  # a signal that does not kill (SIGCHLD, ...): say which
     os._exit(os.waitstatus_to_exitcode(status))
@@ -102,6 +120,7 @@ def main(argv: list[str]) -> int:
     plan = json.loads(argv[1])
     referee = int(plan["parent"])
     cgroup_procs = plan.get("cgroup_procs") if isinstance(plan.get("cgroup_procs"), str) else None
+    isolate = [str(word) for word in plan.get("isolate") or []]
     libc = _libc()
 
     def on_term(sig: int, frame: object) -> None:
@@ -125,7 +144,8 @@ def main(argv: list[str]) -> int:
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
             apply(plan, libc, supervisor)
-            os.execvp(argv[2], argv[2:])
+            program = [*isolate, *argv[2:]] if isolate else argv[2:]
+            os.execvp(program[0], program)
         except (OSError, ValueError) as exc:
             print(f"skyjo-ref sandbox: cannot start {argv[2]!r}: {exc}", file=sys.stderr, flush=True)
         os._exit(CANNOT_SANDBOX)
@@ -135,7 +155,7 @@ def main(argv: list[str]) -> int:
             break
         except ChildProcessError:  # pragma: no cover - reaped elsewhere
             return CANNOT_SANDBOX
-    _end_like(status)
+    _end_like(status, bool(isolate))
     return CANNOT_SANDBOX  # pragma: no cover - _end_like exits
 
 

@@ -1,0 +1,66 @@
+"""Sandboxing managed bots: isolation, resource limits, a process cap, and the whole process tree killed.
+
+A league runs code it did not write. The room has four parts:
+
+- ``limits.py``: the vocabulary (:class:`Limits`, :class:`Sandbox`, the ``isolation`` modes);
+- ``namespaces.py``: what the host allows, and the isolated view of the machine a bot gets (bubblewrap);
+- ``cgroups.py``: a cgroup per bot process (``pids.max``), to cap and to kill all of its processes;
+- ``plan.py``: one process's plan, applied by its ``supervisor.py``, and how its end is read.
+
+docs/sandbox.md is the threat model: what is protected, from whom, and what is not.
+"""
+
+from skyjo_ref.sandbox.cgroups import kill_group, pids_cgroups, pids_limit_hits, remove_group, retire_group
+from skyjo_ref.sandbox.limits import ISOLATIONS, Isolation, Limits, Sandbox, SandboxUnavailable, merge
+from skyjo_ref.sandbox.namespaces import (
+    BotView,
+    default_isolation,
+    isolation_problem,
+    network_isolation,
+    process_cap,
+    protect_referee,
+    python_runtime,
+    readable_by_all,
+    referee_code,
+    share_socket,
+    user_namespaces,
+)
+from skyjo_ref.sandbox.plan import (
+    SDK_OUT_OF_MEMORY,
+    SandboxPlan,
+    check_sandbox,
+    classify_exit,
+    describe_returncode,
+    plan_for,
+)
+
+__all__ = [
+    "ISOLATIONS",
+    "SDK_OUT_OF_MEMORY",
+    "BotView",
+    "Isolation",
+    "Limits",
+    "Sandbox",
+    "SandboxPlan",
+    "SandboxUnavailable",
+    "check_sandbox",
+    "classify_exit",
+    "default_isolation",
+    "describe_returncode",
+    "isolation_problem",
+    "kill_group",
+    "merge",
+    "network_isolation",
+    "pids_cgroups",
+    "pids_limit_hits",
+    "plan_for",
+    "process_cap",
+    "protect_referee",
+    "python_runtime",
+    "readable_by_all",
+    "referee_code",
+    "remove_group",
+    "retire_group",
+    "share_socket",
+    "user_namespaces",
+]

@@ -1,0 +1,79 @@
+"""Usage errors are one line in our words, and nothing is hard-wrapped at 80 columns off a terminal (issue 22)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from skyjo_ref.cli.app import app
+from test_play import Driver, scripted_answers
+from typer.testing import CliRunner
+
+
+def _run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """The real command in a pipe (not a terminal), at the 80 columns Rich assumes there."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TTY_COMPATIBLE", "FORCE_COLOR")}
+    return subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**environ, **env},
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("match", "greedy", "random", "--gmaes", "3"), "no such option --gmaes (did you mean --games?)"),
+        (("match", "greedy", "random", "--games", "0"), "--games 0: expected a whole number of at least 1"),
+        (("match", "greedy", "random", "-j", "0"), "--concurrency 0: expected a whole number of at least 1"),
+        (("match", "greedy", "random", "-j", "many"), "--concurrency many: expected a whole number"),
+        (("gate", "greedy", "random", "-j", "300"), "--concurrency 300: expected a whole number of at most 256"),
+        (("merge", "OUT"), "missing STORE...; expected skyjo-ref merge OUT STORE... [OPTIONS]"),
+    ],
+)
+def test_a_usage_error_is_one_line_in_our_words_with_exit_2(args: tuple[str, ...], message: str) -> None:
+    done = _run(*args)
+    assert done.returncode == 2, done
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [f"error: {message}" + done.stderr.partition(message)[2].rstrip("\n")]
+    assert "╭" not in done.stderr and "Usage:" not in done.stderr and "Input should" not in done.stderr
+
+
+def test_typer_s_runner_gets_the_same_one_line_usage_error() -> None:
+    result = CliRunner().invoke(app, ["match", "greedy", "random", "--games", "0"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: --games 0: expected a whole number of at least 1"
+
+
+def test_long_lines_are_not_wrapped_at_80_columns_off_a_terminal(tmp_path: Path) -> None:
+    folder = tmp_path / ("a-long-folder-name-" * 5) / "out"
+    (tmp_path / "league.yaml").write_text(
+        f"name: t\ndeals: 1\nrules: {{preset: official, end_score: 30}}\noutput: {folder}\n"
+        "bots:\n  - {name: a, builtin: greedy}\n  - {name: b, builtin: random}\n",
+        encoding="utf-8",
+    )
+    done = _run("tournament", "league.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert any(line.endswith(f"results in {folder}") for line in done.stderr.splitlines()), done.stderr
+    missing = _run("tournament", str(folder / "league.yaml"))
+    assert missing.returncode == 2
+    assert len(missing.stderr.splitlines()) == 1 and str(folder) in missing.stderr, missing.stderr
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "terminal-100-columns"])
+def test_play_s_closing_replay_command_is_one_pasteable_line(tmp_path: Path, terminal: bool) -> None:
+    records = tmp_path / ("records-in-a-folder-with-a-long-name-" * 3)
+    env = {"COLUMNS": "100", "TTY_COMPATIBLE": "1"} if terminal else {"COLUMNS": "", "TTY_COMPATIBLE": "0"}
+    driver = Driver("greedy", "--seed", "7", "--option", "end_score=1", "--records", str(records), env_over=env)
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    record = records / "game-00001.json"
+    assert f"Game record: {record} (skyjo-ref replay {record})" in out.splitlines()
