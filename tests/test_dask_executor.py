@@ -77,6 +77,13 @@ def run_on(config_path: Path, executor: Executor, observer: runner.Observer | No
         return runner.compute_tables(config, store).to_json()
 
 
+def unversioned(tables: dict[str, Any]) -> dict[str, Any]:
+    """Tables without the bots' versions (the numbers only)."""
+    out = {k: v for k, v in tables.items() if k != "versions"}
+    out["bots"] = [{k: v for k, v in row.items() if k != "version"} for row in tables["bots"]]
+    return out
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The tables of THREE_BOTS over 4 deals with executor local, played once for the module."""
@@ -128,7 +135,7 @@ def test_a_game_delivered_twice_is_stored_once(tmp_path: Path) -> None:
     with Store(config.output) as store:
         asyncio.run(runner.run(config, store))
         game = store.games()[0]
-        record = store.record(game.id.key)
+        record = store.record(game.ref)
         assert record is not None
         again = store.add_game(game.id, "0/deal/0", record, 0.1)
         assert store.count() == 2 and again == game  # two games scheduled, the second delivery replaced the first
@@ -310,7 +317,10 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     resumed = cli("tournament", "league.yaml", "--executor", local.scheduler_address, "--json", "t.json", cwd=folder)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{24 - before} games played" in " ".join(resumed.stderr.split())
-    assert json.dumps(tables_json(folder / "t.json"), sort_keys=True) == json.dumps(reference, sort_keys=True)
+    # the held copy of low is another file, so another version of low: the numbers are local's
+    assert json.dumps(unversioned(tables_json(folder / "t.json")), sort_keys=True) == json.dumps(
+        unversioned(reference), sort_keys=True
+    )
 
 
 def test_gate_on_a_scheduler_reaches_the_local_verdict(tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
