@@ -56,7 +56,7 @@ from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
+from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
 
 EXIT_ACCEPTED: Final = 0

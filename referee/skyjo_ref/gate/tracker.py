@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from skyjo_ref.gate.luck import record_luck
 from skyjo_ref.gate.spec import GateSpec
-from skyjo_ref.tournament import sprt
+from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import StoredGame
 
 #: Luck features per block (candidate's and baseline's draw luck, their reveal luck).

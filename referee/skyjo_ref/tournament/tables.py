@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from skyjo_ref.tournament import elo
+from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.tournament.store import StoredGame
 
 JSON_FORMAT: Final = "skyjo-tournament-tables/1"
