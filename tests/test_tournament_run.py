@@ -237,7 +237,8 @@ def test_four_bots_three_players_with_a_command_bot(tmp_path: Path) -> None:
     cwd: bots
     env: {{TAKE_MAX: 5}}
 """
-    write_config(folder, bots, k=3, deals=1, rating="{anchor: random, elo: 1000, bootstrap: 50}")
+    path = write_config(folder, bots, k=3, deals=1, rating="{anchor: random, elo: 1000, bootstrap: 50}")
+    path.write_text("seating: rotations\n" + path.read_text(), encoding="utf-8")  # 3 games a block, not 6
     result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
     assert result.returncode == 0, result.stderr
     data = tables_json(folder / "tables.json")

@@ -54,9 +54,9 @@ from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreError
 
 EXIT_ACCEPTED: Final = 0

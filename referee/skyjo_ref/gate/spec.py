@@ -21,10 +21,10 @@ from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.players import BotSpec
+from skyjo_ref.stats.sprt import Hypotheses
 from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.stats.sprt import Hypotheses
 
 FORMAT: Final = "skyjo-gate/1"
 

@@ -31,9 +31,12 @@ from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-expor
 from skyjo_ref.execution.types import RoomConfig
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
+from skyjo_ref.seating import SEATINGS, block_size
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
+#: The seat design when a config names none (docs/tournaments.md, "Seatings": why balanced).
+DEFAULT_SEATING: Final = "balanced"
 #: Bot names become parts of game keys and file names: keep them plain.
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -43,6 +46,7 @@ TOP_KEYS: Final = (
     "players_per_game",
     "deals",
     "schedule",
+    "seating",
     "challengers",
     "meetings",
     "seed",
@@ -103,6 +107,7 @@ class TournamentConfig:
     rating: RatingConfig
     bots: tuple[BotSpec, ...]
     schedule: str = "round_robin"  # one of league.SCHEDULE_KINDS
+    seating: str = DEFAULT_SEATING  # one of seating.SEATINGS: the seat design of a duplicate block
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
@@ -296,6 +301,12 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
     schedule_kind, challengers, meetings = _schedule(check, top, seen, k)
+    seating = top.get("seating", DEFAULT_SEATING)
+    if seating not in SEATINGS:
+        sizes = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
+        raise check.fail(
+            ("seating",), f"unknown seating {seating!r}: expected one of {', '.join(SEATINGS)} (games a deal: {sizes})"
+        )
     _check_sandboxes(check, bots_raw, bots, referee)
 
     if output is not None:
@@ -325,6 +336,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         rating=rating,
         bots=tuple(bots),
         schedule=schedule_kind,
+        seating=seating,
         challengers=challengers,
         meetings=meetings,
         sandbox=default_sandbox,

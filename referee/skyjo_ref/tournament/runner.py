@@ -100,9 +100,9 @@ async def run(
     """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
-    games = league_games(config.tables(), config.players_per_game, config.deals)
+    games = league_games(config.tables(), config.players_per_game, config.deals, config.seating)
     # what a merge checks besides the fingerprint: the same schedule
-    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals}
+    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals, "seating": config.seating}
     if config.schedule != "round_robin":
         plan.update(kind=config.schedule, challengers=sorted(config.challengers), meetings=config.meetings)
     store.set_info("schedule", plan)
