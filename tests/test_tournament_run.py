@@ -586,5 +586,5 @@ def test_live_display_on_a_terminal(tmp_path: Path) -> None:
     assert proc.wait(timeout=60) == 0
     screen = b"".join(chunks).decode("utf-8", "replace")
     assert "games" in screen and "18/18" in screen  # the progress bar reached the end
-    assert "Bradley-Terry Elo" in screen and "head to head" in screen
+    assert "Plackett-Luce Elo" in screen and "head to head" in screen
     assert "Traceback" not in screen

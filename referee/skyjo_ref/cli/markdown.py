@@ -24,7 +24,7 @@ import typer
 
 from skyjo_ref.cli import errors
 from skyjo_ref.tournament.incidents import BotIncidents
-from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
 
 #: ``--markdown FILE`` as every command that writes a summary takes it.
 MarkdownOption = Annotated[
@@ -191,7 +191,8 @@ def summary(
     line = incidents_line(found)
     out += [line or "✅ No bot forfeited, was struck or crashed.", ""]
     anchor = f"`{tables.anchor}` = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    about = f"{tables.games} games in {tables.blocks} duplicate blocks; Bradley-Terry Elo ({anchor})"
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    about = f"{tables.games} games in {tables.blocks} duplicate blocks; {model} Elo ({anchor})"
     if tables.bootstrap:
         about += f", 95% intervals from {tables.bootstrap} bootstrap resamples of the blocks"
     out += [about + ".", ""]

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.tournament.store import StoredGame
-from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
 
 
 def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
@@ -33,9 +33,8 @@ def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
 def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> Table:
     """The Elo table: one row per bot, best first."""
     anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    caption = (
-        None if live else f"Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
-    )
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    caption = None if live else f"{model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     table = Table(
         title=title,
         caption=caption,

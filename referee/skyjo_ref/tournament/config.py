@@ -32,9 +32,14 @@ from skyjo_ref.execution.types import RoomConfig
 from skyjo_ref.players import BOT_KINDS, BotSpec
 from skyjo_ref.sandbox import Limits, Sandbox, SandboxUnavailable, check_sandbox, merge
 from skyjo_ref.seating import SEATINGS, block_size
+from skyjo_ref.stats.bootstrap import INTERVAL_METHODS
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
+#: The rating models (docs/tournaments.md, "Elo": why Plackett-Luce is the default).
+RATING_MODELS: Final = ("plackett-luce", "bradley-terry")
+DEFAULT_MODEL: Final = "plackett-luce"
+DEFAULT_INTERVAL: Final = "normal"
 #: The seat design when a config names none (docs/tournaments.md, "Seatings": why balanced).
 DEFAULT_SEATING: Final = "balanced"
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -61,7 +66,7 @@ TOP_KEYS: Final = (
     "network",
     "bots",
 )
-RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
+RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed", "model", "interval")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
 BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "env", "limits", "network", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
@@ -87,6 +92,8 @@ class RatingConfig:
     elo: float = 1500.0  # the anchor bot's Elo, or the pool mean
     bootstrap: int = 400  # resamples for the 95% intervals (0: no intervals)
     interval_seed: int | str = 0
+    model: str = DEFAULT_MODEL  # one of RATING_MODELS: how table orders become Elo
+    interval: str = DEFAULT_INTERVAL  # one of stats.bootstrap.INTERVAL_METHODS
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,7 +489,7 @@ def _challengers(check: _Checker, top: Mapping[str, Any], names: Mapping[str, in
 def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str) -> RatingConfig:
     if raw is None:
         raw = {}
-    rating = check.mapping(raw, ("rating",), RATING_KEYS, "anchor, elo, bootstrap, interval_seed")
+    rating = check.mapping(raw, ("rating",), RATING_KEYS, ", ".join(RATING_KEYS))
     anchor = rating.get("anchor")
     if anchor is not None:
         if not isinstance(anchor, str) or anchor not in names:
@@ -503,7 +510,17 @@ def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str
     interval_seed = rating.get("interval_seed", seed)
     if isinstance(interval_seed, bool) or not isinstance(interval_seed, int | str):
         raise check.fail(("rating", "interval_seed"), f"expected an integer or a string, got {interval_seed!r}")
-    return RatingConfig(anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed)
+    model = rating.get("model", DEFAULT_MODEL)
+    if model not in RATING_MODELS:
+        raise check.fail(("rating", "model"), f"unknown model {model!r}: expected one of {', '.join(RATING_MODELS)}")
+    method = rating.get("interval", DEFAULT_INTERVAL)
+    if method not in INTERVAL_METHODS:
+        raise check.fail(
+            ("rating", "interval"), f"unknown interval {method!r}: expected one of {', '.join(INTERVAL_METHODS)}"
+        )
+    return RatingConfig(
+        anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed, model=model, interval=method
+    )
 
 
 def _limits(check: _Checker, raw: Any, path: Path_) -> Limits:

@@ -53,6 +53,8 @@ def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None
         anchor_elo=rating.elo,
         bootstrap=rating.bootstrap if bootstrap is None else bootstrap,
         interval_seed=rating.interval_seed,
+        model=rating.model,
+        interval=rating.interval,
     )
 
 

@@ -11,10 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from skyjo_ref.stats import bradley_terry as elo
+from skyjo_ref.stats import bradley_terry, plackett_luce
 from skyjo_ref.tournament.store import StoredGame
 
 JSON_FORMAT: Final = "skyjo-tournament-tables/1"
+#: How the tables name each rating model.
+MODEL_NAMES: Final = {"plackett-luce": "Plackett-Luce", "bradley-terry": "Bradley-Terry"}
 
 
 @dataclass(slots=True)
@@ -102,6 +104,8 @@ class Tables:
     bootstrap: int
     interval_seed: int | str
     notes: list[str] = field(default_factory=list)
+    model: str = "plackett-luce"
+    interval: str = "normal"
 
     def to_json(self) -> dict[str, Any]:
         names = [r.name for r in self.rows]
@@ -110,12 +114,13 @@ class Tables:
             "games": self.games,
             "duplicate_blocks": self.blocks,
             "rating": {
-                "model": "bradley-terry",
+                "model": self.model,
                 "scale": "elo",
                 "anchor": self.anchor,
                 "anchor_elo": self.anchor_elo,
                 "pool_mean": self.anchor is None,
                 "interval": 0.95 if self.bootstrap else None,
+                "interval_method": self.interval if self.bootstrap else None,
                 "bootstrap_samples": self.bootstrap,
                 "interval_seed": self.interval_seed,
                 "prior_draws_per_pair": PRIOR,
@@ -143,6 +148,8 @@ def compute(
     anchor_elo: float = 1500.0,
     bootstrap: int = 0,
     interval_seed: int | str = 0,
+    model: str = "plackett-luce",
+    interval: str = "normal",
 ) -> Tables:
     """The tables over ``games``; ``bots`` adds rows for bots without games yet (e.g. at the start)."""
     rows: dict[str, BotRow] = {}
@@ -184,9 +191,22 @@ def compute(
     if anchor is not None and anchor not in played:
         notes.append(f"anchor {anchor!r} has no games yet: Elo is anchored at the pool mean instead")
         used_anchor = None
-    data = elo.pair_data([(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games], played)
+    orders = [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games]
+    if model == "bradley-terry":
+        pairs = bradley_terry.pair_data(orders, played)
+        blocks = len(pairs.blocks)
+    else:
+        tables = plackett_luce.order_data(orders, played)
+        blocks = len(tables.blocks)
     if len(played) >= 2:
-        ratings = elo.rate(data, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR)
+        if model == "bradley-terry":
+            ratings = bradley_terry.rate(
+                pairs, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+            )
+        else:
+            ratings = plackett_luce.rate(
+                tables, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+            )
         for rating in ratings:
             row = rows[rating.name]
             row.elo, row.elo_low, row.elo_high = rating.elo, rating.low, rating.high
@@ -197,10 +217,12 @@ def compute(
         rows=ordered,
         head_to_head=h2h,
         games=len(games),
-        blocks=len(data.blocks),
+        blocks=blocks,
         anchor=used_anchor,
         anchor_elo=anchor_elo,
         bootstrap=bootstrap,
         interval_seed=interval_seed,
         notes=notes,
+        model=model,
+        interval=interval,
     )
