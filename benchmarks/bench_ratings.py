@@ -146,10 +146,11 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
                 draws["pl"][i].append(r)
             for i, r in enumerate(centred(bt.fit(w, g, start=beta_bt))):
                 draws["bt"][i].append(r)
+        seen = {"pl": pl.bot_blocks(orders), "bt": bt.bot_blocks(pairs)}
         for model in ("pl", "bt"):
             for i in range(n):
                 for method in INTERVAL_METHODS:
-                    low, high = interval(points[model][i], draws[model][i], count, method)
+                    low, high = interval(points[model][i], draws[model][i], seen[model][i], method)
                     hits[(model, method)] += low <= target[model][i] <= high
                     widths[(model, method)] += high - low
         future = play_league(rng, n, k, 1, truth, args.truth, first_deal=args.deals)

@@ -199,6 +199,13 @@ def summary(
     if facts:
         out += [" · ".join(f"{key}: {cell(value)}" for key, value in facts.items()), ""]
     out += ["### Leaderboard", "", *leaderboard(tables, found), ""]
+    for k, rows in sorted(tables.by_size.items()):
+        out += [f"### {k} players ({model} Elo from the {k}-player games alone)", ""]
+        out += ["| bot | Elo | 95% CI | games |", "|---|--:|--:|--:|"]
+        for r in rows:
+            ci = "-" if r.elo_low is None or r.elo_high is None else f"{_num(r.elo_low)} to {_num(r.elo_high)}"
+            out.append(f"| {code(r.name)} | {_num(r.elo)} | {ci} | {r.games} |")
+        out.append("")
     matrix = head_to_head(tables)
     if matrix:
         out += ["### Head to head", "", *matrix, ""]

@@ -7,7 +7,8 @@ measured as 93-94% coverage for a nominal 95% (docs/tournaments.md). The
 ``normal`` interval centres on the bias-corrected estimate ``2 x point -
 mean(draws)``, widens the bootstrap standard deviation by ``sqrt(n / (n - 1))``
 and uses Student's 97.5% quantile with ``n - 1`` degrees of freedom, ``n``
-the number of blocks.
+the number of blocks the bot played in (the sample behind its own rating, not
+the league's: at 5 bots and 2 players a bot is in 4 of the 10 tables).
 """
 
 from __future__ import annotations

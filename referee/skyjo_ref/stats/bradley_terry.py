@@ -233,11 +233,21 @@ def rate(
         resampled = anchor_ratings(fit(w, g, prior=prior, start=beta), names, anchor, elo)
         for i, r in enumerate(resampled):
             draws[i].append(r)
+    seen = bot_blocks(data)
     out = []
-    for name, r, d in zip(names, point, draws):
-        low, high = (r, r) if name == anchor else interval(r, d, count, method)
+    for name, r, d, n in zip(names, point, draws, seen):
+        low, high = (r, r) if name == anchor else interval(r, d, n, method)
         out.append(Rating(name, r, low, high))
     return out
+
+
+def bot_blocks(data: PairData) -> list[int]:
+    """How many blocks each bot played in: the sample size behind its own rating."""
+    counts = [0] * len(data.names)
+    for block in data.blocks:
+        for i in {i for pair in block for i in pair}:
+            counts[i] += 1
+    return counts
 
 
 def expected_score(elo_a: float, elo_b: float) -> float:

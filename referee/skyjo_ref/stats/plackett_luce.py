@@ -226,11 +226,24 @@ def rate(
         c, s = _sum_blocks(len(names), [data.blocks[rng.randrange(count)] for _ in range(count)])
         for i, r in enumerate(anchor_ratings(fit(c, s, prior=prior, start=beta), names, anchor, elo)):
             draws[i].append(r)
+    seen = bot_blocks(data)
     out = []
     for i, name in enumerate(names):
         if anchor == name:
             out.append(Rating(name, point[i], point[i], point[i]))
             continue
-        low, high = interval(point[i], draws[i], count, method)
+        low, high = interval(point[i], draws[i], seen[i], method)
         out.append(Rating(name, point[i], low, high))
     return out
+
+
+def bot_blocks(data: OrderData) -> list[int]:
+    """How many blocks each bot played in: the sample size behind its own rating."""
+    counts = [0] * len(data.names)
+    for block in data.blocks:
+        present = 0
+        for mask in block.stages:
+            present |= mask
+        for i in _members(present):
+            counts[i] += 1
+    return counts

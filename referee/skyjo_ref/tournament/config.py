@@ -103,7 +103,7 @@ class TournamentConfig:
     path: Path
     name: str
     rules: Rules
-    players_per_game: int
+    players_per_game: int  # the largest table size (what a referee room must seat)
     deals: int
     seed: int | str
     concurrency: int
@@ -119,20 +119,30 @@ class TournamentConfig:
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
+    sizes: tuple[int, ...] = ()  # several table sizes (players_per_game: [2, 3, 4]); () is players_per_game alone
+
+    @property
+    def table_sizes(self) -> tuple[int, ...]:
+        """Every table size the league plays, smallest first."""
+        return self.sizes or (self.players_per_game,)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bots)
 
     def tables(self) -> list[tuple[str, ...]]:
-        """The tables this config's schedule plays (names sorted in each, tables sorted)."""
-        return league_tables(
-            self.schedule,
-            self.bot_names,
-            self.players_per_game,
-            challengers=self.challengers,
-            meetings=self.meetings,
-            seed=self.seed,
+        """The tables this config's schedule plays (names sorted in each, tables sorted; every size)."""
+        return sorted(
+            table
+            for k in self.table_sizes
+            for table in league_tables(
+                self.schedule,
+                self.bot_names,
+                k,
+                challengers=self.challengers,
+                meetings=self.meetings,
+                seed=self.seed,
+            )
         )
 
     def bot(self, name: str) -> BotSpec:
@@ -247,7 +257,8 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         raise check.fail(("name",), f"expected a name of letters, digits, spaces, '_', '.', '-', got {name!r}")
 
     rules = _rules(check, top.get("rules"))
-    k = check.integer(top.get("players_per_game", 2), ("players_per_game",), MIN_PLAYERS, MAX_PLAYERS)
+    sizes = _sizes(check, top.get("players_per_game", 2))
+    k = sizes[-1]
     deals = check.integer(top.get("deals", 10), ("deals",), 1, 1_000_000)
     seed = top.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int | str) or (isinstance(seed, str) and not seed.strip()):
@@ -307,12 +318,13 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         )
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
-    schedule_kind, challengers, meetings = _schedule(check, top, seen, k)
+    for size in sizes:  # every size must have its schedule (a sample's meetings fit the smallest table)
+        schedule_kind, challengers, meetings = _schedule(check, top, seen, size)
     seating = top.get("seating", DEFAULT_SEATING)
     if seating not in SEATINGS:
-        sizes = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
+        cost = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
         raise check.fail(
-            ("seating",), f"unknown seating {seating!r}: expected one of {', '.join(SEATINGS)} (games a deal: {sizes})"
+            ("seating",), f"unknown seating {seating!r}: expected one of {', '.join(SEATINGS)} (games a deal: {cost})"
         )
     _check_sandboxes(check, bots_raw, bots, referee)
 
@@ -333,6 +345,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         name=name,
         rules=rules,
         players_per_game=k,
+        sizes=sizes if len(sizes) > 1 else (),
         deals=deals,
         seed=seed,
         concurrency=concurrency,
@@ -349,6 +362,19 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         sandbox=default_sandbox,
         executor=executor,
     )
+
+
+def _sizes(check: _Checker, raw: Any) -> tuple[int, ...]:
+    """``players_per_game``: one size (``4``) or several (``[2, 3, 4]``), each from 2 to 8, sorted."""
+    path: Path_ = ("players_per_game",)
+    if not isinstance(raw, list):
+        return (check.integer(raw, path, MIN_PLAYERS, MAX_PLAYERS),)
+    if not raw:
+        raise check.fail(path, f"expected a size from {MIN_PLAYERS} to {MAX_PLAYERS} or a list of sizes, got []")
+    sizes = [check.integer(value, (*path, i), MIN_PLAYERS, MAX_PLAYERS) for i, value in enumerate(raw)]
+    if len(set(sizes)) != len(sizes):
+        raise check.fail(path, f"a size is listed twice in {raw!r}: expected each table size once")
+    return tuple(sorted(sizes))
 
 
 def _rules(check: _Checker, raw: Any) -> Rules:

@@ -38,7 +38,7 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
     """What the stored results mean: a store refuses a config that changes any of it."""
     return {
         "rules": config.rules.options(),
-        "players_per_game": config.players_per_game,
+        "players_per_game": list(config.sizes) if config.sizes else config.players_per_game,
         "seed": config.seed,
     }
 

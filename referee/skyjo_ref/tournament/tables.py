@@ -91,6 +91,26 @@ class HeadToHead:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class SizeRow:
+    """One bot's Elo from the games of one table size only (a league of mixed sizes)."""
+
+    name: str
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+    games: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "elo": _round(self.elo),
+            "elo_low": _round(self.elo_low),
+            "elo_high": _round(self.elo_high),
+            "games": self.games,
+        }
+
+
 @dataclass(slots=True)
 class Tables:
     """Everything the end of a tournament prints (and ``--json`` writes)."""
@@ -106,6 +126,8 @@ class Tables:
     notes: list[str] = field(default_factory=list)
     model: str = "plackett-luce"
     interval: str = "normal"
+    #: Per table size (players -> rows, best first), when the games have more than one size.
+    by_size: dict[int, list[SizeRow]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         names = [r.name for r in self.rows]
@@ -130,6 +152,7 @@ class Tables:
                 a: {b: self.head_to_head.get(a, {}).get(b, HeadToHead()).to_json() for b in names if b != a}
                 for a in names
             },
+            "by_size": {str(k): [row.to_json() for row in rows] for k, rows in sorted(self.by_size.items())},
             "notes": list(self.notes),
         }
 
@@ -212,6 +235,12 @@ def compute(
             row.elo, row.elo_low, row.elo_high = rating.elo, rating.low, rating.high
     elif len(played) == 1:
         rows[played[0]].elo = anchor_elo
+    sizes = sorted({len(g.seats) for g in games})
+    by_size: dict[int, list[SizeRow]] = {}
+    if len(sizes) > 1:
+        for k in sizes:
+            subset = [(block, seats) for (block, seats), g in zip(orders, games) if len(g.seats) == k]
+            by_size[k] = _size_rows(subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval)
     ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
     return Tables(
         rows=ordered,
@@ -225,4 +254,37 @@ def compute(
         notes=notes,
         model=model,
         interval=interval,
+        by_size=by_size,
     )
+
+
+def _size_rows(
+    orders: Sequence[tuple[Any, list[tuple[str, int]]]],
+    anchor: str | None,
+    anchor_elo: float,
+    bootstrap: int,
+    interval_seed: int | str,
+    model: str,
+    interval: str,
+) -> list[SizeRow]:
+    """Elo from one table size's games alone (anchored as the whole table, or at the pool mean without it)."""
+    counts: dict[str, int] = {}
+    for _, seats in orders:
+        for bot, _ in seats:
+            counts[bot] = counts.get(bot, 0) + 1
+    names = sorted(counts)
+    if len(names) < 2:
+        return [SizeRow(name, anchor_elo, None, None, counts[name]) for name in names]
+    use = anchor if anchor in counts else None
+    if model == "bradley-terry":
+        pairs = bradley_terry.pair_data(orders, names)
+        ratings = bradley_terry.rate(
+            pairs, use, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+        )
+    else:
+        tables = plackett_luce.order_data(orders, names)
+        ratings = plackett_luce.rate(
+            tables, use, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+        )
+    rows = [SizeRow(r.name, r.elo, r.low, r.high, counts[r.name]) for r in ratings]
+    return sorted(rows, key=lambda r: (-(r.elo or 0.0), r.name))
