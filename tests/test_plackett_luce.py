@@ -146,3 +146,6 @@ def test_the_tables_rate_with_the_chosen_model() -> None:
     assert default["duplicate_blocks"] == pairwise["duplicate_blocks"] == 8
     assert default["bots"][0]["name"] == "a"
     assert default["bots"][0]["elo"] != pairwise["bots"][0]["elo"]  # two models, two fits of the same games
+    seats = default["seat_effects"]["3"]
+    assert [cell["seat"] for cell in seats] == [0, 1, 2] and all(cell["games"] == 48 for cell in seats)
+    assert sum(cell["score"] for cell in seats) == pytest.approx(1.5)  # the shares beaten add to k/2

@@ -128,6 +128,8 @@ class Tables:
     interval: str = "normal"
     #: Per table size (players -> rows, best first), when the games have more than one size.
     by_size: dict[int, list[SizeRow]] = field(default_factory=dict)
+    #: Per table size, per seat: (games, mean share of the other seats beaten; 0.5 = no seat effect).
+    seat_effects: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         names = [r.name for r in self.rows]
@@ -153,6 +155,10 @@ class Tables:
                 for a in names
             },
             "by_size": {str(k): [row.to_json() for row in rows] for k, rows in sorted(self.by_size.items())},
+            "seat_effects": {
+                str(k): [{"seat": s, "games": n, "score": round(score, 6)} for s, (n, score) in enumerate(seats)]
+                for k, seats in sorted(self.seat_effects.items())
+            },
             "notes": list(self.notes),
         }
 
@@ -255,7 +261,29 @@ def compute(
         model=model,
         interval=interval,
         by_size=by_size,
+        seat_effects=seat_effects(games),
     )
+
+
+def seat_effects(games: Sequence[StoredGame]) -> dict[int, list[tuple[int, float]]]:
+    """Per table size and seat: games and the seat's mean share of the others beaten (a tie half).
+
+    Seat 0 is the first seat of the order around the table, not the first to
+    play (who starts a round follows from the revealed cards): this measures
+    where a seat sits, over every bot that sat there.
+    """
+    sums: dict[int, list[list[float]]] = {}
+    for game in games:
+        k = len(game.seats)
+        if k < 2:
+            continue
+        cells = sums.setdefault(k, [[0.0, 0.0] for _ in range(k)])
+        ranks = [s.rank for s in game.seats]
+        for seat, mine in enumerate(ranks):
+            beaten = sum(1.0 if mine < r else 0.5 if mine == r else 0.0 for r in ranks) - 0.5
+            cells[seat][0] += 1
+            cells[seat][1] += beaten / (k - 1)
+    return {k: [(int(n), total / n if n else 0.5) for n, total in cells] for k, cells in sums.items()}
 
 
 def _size_rows(
