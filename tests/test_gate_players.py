@@ -121,6 +121,7 @@ def test_bad_player_counts_are_refused(tmp_path: Path) -> None:
     for args, words in (
         (["--players", "9"], "expected 2 to 8"),
         (["--players", "3", "--luck-adjust"], "2 players only"),
+        (["--players", "3", "--elo-model", "normalized"], "logistic only"),
     ):
         result = subprocess.run(
             [sys.executable, "-m", "skyjo_ref", "gate", "greedy", "random", "--out", str(tmp_path / "x"), *args],

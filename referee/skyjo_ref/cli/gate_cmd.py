@@ -200,6 +200,8 @@ def gate(
         raise errors.UserError(f"--players {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
     if luck_adjust and players != 2:
         raise errors.UserError(f"--luck-adjust works at 2 players only (its luck features), not --players {players}")
+    if players != 2 and hypotheses.model != "logistic":
+        raise errors.UserError(f"--players {players} works with --elo-model logistic only (Elo at K players)")
     if max_games < players:
         raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {players} games")
     if luck_adjust and hypotheses.model != "logistic":
