@@ -11,8 +11,9 @@ deals, each deal one duplicate block in the balanced seat design
 
 - ``pl``: Plackett-Luce itself (a Gumbel race: strength + Gumbel noise per
   game, highest first); the truth is the strengths.
-- ``scores``: not Plackett-Luce: a bot's game total is ``-strength x 40/400
-  + seat luck + noise`` (seat luck shared by the block's games, normal noise),
+- ``scores``: not Plackett-Luce: a bot's game total is ``-10 x strength
+  + seat luck + noise`` (strength in nats; seat luck N(0, 4) shared by the
+  block's games by seat, noise N(0, 12)),
   rounded to integers (so ties happen), lowest total best. Its truth is each
   model's own limit: the fit of one league of ``--truth-deals`` deals.
 
@@ -62,7 +63,7 @@ def play_block(
             for place, s in enumerate(ranked):
                 ranks[s] = place + 1
         else:
-            totals = [round(-truth[b] * 40.0 + luck[s] + rng.gauss(0.0, 12.0)) for s, b in enumerate(bots)]
+            totals = [round(-truth[b] * 10.0 + luck[s] + rng.gauss(0.0, 12.0)) for s, b in enumerate(bots)]
             ranks = [1 + sum(1 for t in totals if t < mine) for mine in totals]
         out.append(((table, deal), [(names[b], ranks[s]) for s, b in enumerate(bots)]))
     return out
