@@ -18,7 +18,8 @@ from typing import Any, Final
 
 from skyjo_bot.types import PRESETS
 
-from skyjo_ref.tournament import elo, sprt
+from skyjo_ref.stats import bradley_terry as elo
+from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
 from skyjo_ref.tournament.tables import PRIOR, compute
 

@@ -38,7 +38,7 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
     """What the stored results mean: a store refuses a config that changes any of it."""
     return {
         "rules": config.rules.options(),
-        "players_per_game": config.players_per_game,
+        "players_per_game": list(config.sizes) if config.sizes else config.players_per_game,
         "seed": config.seed,
     }
 
@@ -53,6 +53,8 @@ def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None
         anchor_elo=rating.elo,
         bootstrap=rating.bootstrap if bootstrap is None else bootstrap,
         interval_seed=rating.interval_seed,
+        model=rating.model,
+        interval=rating.interval,
     )
 
 
@@ -100,9 +102,9 @@ async def run(
     """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
-    games = league_games(config.tables(), config.players_per_game, config.deals)
+    games = league_games(config.tables(), config.players_per_game, config.deals, config.seating)
     # what a merge checks besides the fingerprint: the same schedule
-    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals}
+    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals, "seating": config.seating}
     if config.schedule != "round_robin":
         plan.update(kind=config.schedule, challengers=sorted(config.challengers), meetings=config.meetings)
     store.set_info("schedule", plan)
