@@ -444,7 +444,7 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
 def gate_summary(info: Mapping[str, Any]) -> dict[str, Any]:
     """The gate's stored info, completed with what an older gate did not store (stop bounds, nElo, LOS).
 
-    Computed with the gate's own functions (:mod:`skyjo_ref.tournament.sprt`),
+    Computed with the gate's own functions (:mod:`skyjo_ref.stats.sprt`),
     so the page says what ``skyjo-ref gate`` prints.
     """
     out = dict(info)
