@@ -49,7 +49,8 @@ def add_games(store: Store, games: Sequence[tuple[GameId, dict[str, Any]]], fini
                 texts[id(record)] = json.dumps({**record, "players": "@PLAYERS@"}, separators=(",", ":"))
             text = texts[id(record)].replace('"@PLAYERS@"', json.dumps(list(seats)), 1)
             store.db.execute(
-                "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO games (key, tbl, deal, rotation, seats, deal_seed, record, finished_at, "
+                "duration_s, slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     game.key,
                     "+".join(game.table),
@@ -60,10 +61,12 @@ def add_games(store: Store, games: Sequence[tuple[GameId, dict[str, Any]]], fini
                     text,
                     finished_from + n,
                     0.1,
+                    game.key,
                 ),
             )
             store.db.executemany(
-                "INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO seats (game_key, seat, bot, total, rank, strikes, forfeit, round_scores) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (game.key, i, s.bot, s.total, s.rank, s.strikes, int(s.forfeit), json.dumps(list(s.round_scores)))
                     for i, s in enumerate(seat_results({**record, "players": list(seats)}, seats))

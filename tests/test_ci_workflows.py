@@ -5,8 +5,9 @@ The workflows are parsed as YAML and their jobs run as GitHub Actions would run 
 - Jobs run in ``needs`` order; a matrix is expanded and each of its jobs (a league's shards) runs on
   its own fresh workspace, its steps as separate ``bash --noprofile --norc -eo pipefail`` processes
   (GitHub's ``shell: bash``) in the workspace, with the workflow's, job's and step's ``env``.
-- ``${{ ... }}`` expressions: only ``matrix.*`` and ``github.base_ref`` are known; any other one fails
-  the test, so a workflow cannot start depending on something this emulation does not provide.
+- ``${{ ... }}`` expressions: only ``matrix.*``, ``github.base_ref`` and the ``secrets.*`` a test gives are
+  known; any other one fails the test, so a workflow cannot start depending on something this emulation does
+  not provide.
 - GitHub's variables are simulated: ``GITHUB_STEP_SUMMARY`` is a fresh file per step (collected per
   job), ``GITHUB_WORKSPACE``, ``GITHUB_SHA``, ``GITHUB_BASE_REF``, ``RUNNER_TEMP``, ``CI``.
 - ``if: always()`` runs a step after a failure; a step without ``if`` runs only while all passed.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import json
 import os
 import re
 import shutil
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from skyjo_ref.tournament.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / "examples" / "ci" / "workflows"
@@ -71,6 +74,7 @@ class Emulator:
     steps: list[StepRun] = field(default_factory=list)
     summaries: dict[str, str] = field(default_factory=dict)  # job instance -> its steps' summaries
     failed_jobs: list[str] = field(default_factory=list)
+    secrets: dict[str, str] = field(default_factory=dict)  # secrets.* values
 
     def __post_init__(self) -> None:
         self.artifacts = self.root / "artifacts"
@@ -125,6 +129,8 @@ class Emulator:
                 return matrix[expr[len("matrix.") :]]
             if expr.startswith("github.") and expr[len("github.") :] in self.context:
                 return self.context[expr[len("github.") :]]
+            if expr.startswith("secrets.") and expr[len("secrets.") :] in self.secrets:
+                return self.secrets[expr[len("secrets.") :]]
             raise AssertionError(f"the emulation does not know the expression ${{{{ {expr} }}}}")
 
         return EXPRESSION.sub(value, text)
@@ -312,12 +318,15 @@ def test_the_gate_workflow_passes_a_better_pull_request_and_fails_a_broken_one(t
 
         return run
 
-    better = Emulator(tmp_path / "better", checkout("main"), {"base_ref": "main", "sha": "1" * 40})
+    secrets = {"GATE_SECRET": "the-gate-secret-of-this-repository"}
+    better = Emulator(tmp_path / "better", checkout("main"), {"base_ref": "main", "sha": "1" * 40}, secrets=secrets)
     better.run(workflow)
     gate = next(s for s in better.steps if s.name == "Gate")
     assert gate.returncode == 0, gate.output  # accepted: the job passes
     assert not better.failed_jobs
     assert better.summaries["gate"].startswith("## ✅ Gate accepted: `minimal_bot.candidate` vs `minimal_bot.baseline`")
+    gate_json = json.loads((better.artifacts / "gate" / "gate.json").read_text(encoding="utf-8"))
+    assert str(gate_json["seed"]).startswith("secret-") and secrets["GATE_SECRET"] not in json.dumps(gate_json)
     assert (better.artifacts / "gate" / "gate.json").is_file() and (
         better.artifacts / "gate" / "results.sqlite"
     ).is_file()
@@ -328,9 +337,74 @@ def test_the_gate_workflow_passes_a_better_pull_request_and_fails_a_broken_one(t
         if options.get("ref") != "main":
             (dest / "examples" / "python" / "minimal_bot.py").write_text("class MinimalBot(\n", encoding="utf-8")
 
-    worse = Emulator(tmp_path / "broken", broken, {"base_ref": "main", "sha": "2" * 40})
+    worse = Emulator(tmp_path / "broken", broken, {"base_ref": "main", "sha": "2" * 40}, secrets=secrets)
     worse.run(workflow)
     gate = next(s for s in worse.steps if s.name == "Gate")
     assert gate.returncode == 2 and "SyntaxError" in gate.output, gate.output
     assert worse.failed_jobs == ["gate"]
     assert [s.name for s in worse.steps][-1] == "Keep the gate's store"  # if: always() still ran
+
+
+def git(*args: str, cwd: Path) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def test_the_living_league_plays_only_what_each_push_changed(tmp_path: Path) -> None:
+    """Two pushes in a row: the first plays the whole league into the store branch, the second (one bot
+    changed) plays only that bot's games, on secret deals, and pushes the store back."""
+    workflow = load("living-league.yml")
+    assert workflow["concurrency"] == {"group": "living-league", "cancel-in-progress": False}
+    remote = tmp_path / "origin.git"  # the repository's remote, holding the store's branch (created once)
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    git("init", "-q", str(seed), cwd=tmp_path)
+    git("checkout", "-q", "--orphan", "league-store", cwd=seed)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "store", cwd=seed)
+    git("push", "-q", str(remote), "league-store", cwd=seed)
+    secret = {"LEAGUE_SECRET": "a-secret-only-the-operator-knows"}
+
+    def checkout(changed: bool) -> Checkout:
+        def run(dest: Path, options: Mapping[str, Any]) -> None:
+            if options.get("ref") == "league-store":
+                git("clone", "-q", "--branch", "league-store", str(remote), str(dest), cwd=tmp_path)
+                return
+            copy_examples(dest, options)
+            if changed:  # the push: a new version of one bot
+                bot = dest / "examples" / "python" / "minimal_bot.py"
+                bot.write_text(bot.read_text(encoding="utf-8") + "\n# tuned\n", encoding="utf-8")
+
+        return run
+
+    outputs = []
+    stores = []
+    for push, changed in (("1", False), ("2", True)):
+        emulator = Emulator(tmp_path / f"push{push}", checkout(changed), {"sha": push * 40}, secrets=secret)
+        emulator.run(workflow)
+        for step in emulator.steps:
+            assert step.returncode == 0, f"{step.job}: {step.name}:\n{step.output}"
+        assert (emulator.artifacts / "league-store" / "results.sqlite").is_file()  # the backup
+        outputs.append(" ".join(next(s for s in emulator.steps if s.name == "Play what changed").output.split()))
+        stores.append(tmp_path / f"branch-after-push{push}")  # the store as the branch holds it now
+        git("clone", "-q", "--branch", "league-store", str(remote), str(stores[-1]), cwd=tmp_path)
+    assert "adaptive schedule:" in outputs[0] and "bot minimal is a new version" in outputs[1]
+    assert len(git("log", "--oneline", cwd=stores[1]).splitlines()) == 3  # the empty start, one commit per push
+
+    with Store(stores[0] / "league", create=False) as first, Store(stores[1] / "league", create=False) as second:
+        before, after = set(first.finished_keys()), set(second.finished_keys())
+        rounds_before = len(first.rounds())
+        assert len(second.rounds()) >= rounds_before and second.rounds()[:rounds_before] == first.rounds()
+        later_blocks = {(tuple(t), d) for r in second.rounds()[rounds_before:] for t, d in r["blocks"]}
+        added = [g for g in second.games() if g.ref not in before]
+        replayed = [g for g in added if (g.id.table, g.id.deal) not in later_blocks]
+        # the second push played the changed bot's games of the stored rounds again, and nothing else of them
+        assert replayed and all("minimal" in g.id.table for g in replayed)
+        old_minimal = [g for g in first.games() if "minimal" in g.id.table]
+        assert len(replayed) == len(old_minimal) and before <= after  # every game of push 1 is kept (history)
+    tables = json.loads((stores[1] / "ratings.json").read_text(encoding="utf-8"))
+    minimal = [v for v in tables["versions"] if v["bot"] == "minimal"]
+    assert [v["current"] for v in minimal] == [False, True]
+    record = json.loads(next((stores[1] / "league" / "games").glob("*.json")).read_text(encoding="utf-8"))
+    assert record["meta"]["deals"]["source"] == "env:LEAGUE_SECRET"
+    assert secret["LEAGUE_SECRET"] not in (stores[1] / "league" / "results.sqlite").read_bytes().decode("latin-1")

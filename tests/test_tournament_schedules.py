@@ -162,7 +162,7 @@ def config_error(tmp_path: Path, extra: str, bots: int = 4, k: int = 2) -> str:
 def test_config_mistakes_name_the_line_and_what_is_expected(tmp_path: Path) -> None:
     assert config_error(tmp_path, "schedule: gauntlett").endswith(
         ":2: schedule: unknown schedule 'gauntlett' (did you mean 'gauntlet'?): "
-        "expected one of round_robin, gauntlet, sampled"
+        "expected one of round_robin, gauntlet, sampled, adaptive"
     )
     assert "missing key 'challengers'" in config_error(tmp_path, "schedule: gauntlet")
     assert ":3: challengers[1]: 'b9' is not one of the bots" in config_error(

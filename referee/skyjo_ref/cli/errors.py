@@ -6,6 +6,7 @@ Exit codes (documented in docs/cli.md):
   2  bad usage or bad input (arguments, config file, record file)
   3  the work could not finish (a tournament or match stopped early)
   5  ``--fail-on``: a bot forfeited, was struck or crashed (the message names the bots)
+  6  the output folder is in use by another run (the message names it); nothing was done
   130 interrupted (Ctrl-C); finished work is kept
 """
 
@@ -24,6 +25,7 @@ EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNFINISHED = 3
 EXIT_FAIL_ON = 5
+EXIT_BUSY = 6
 EXIT_INTERRUPTED = 130
 
 DEBUG = False
@@ -45,6 +47,12 @@ class Unfinished(UserError):
     """The work stopped before its end; what finished is kept."""
 
     exit_code = EXIT_UNFINISHED
+
+
+class Busy(UserError):
+    """Another run writes to the folder this command would write to; nothing was done."""
+
+    exit_code = EXIT_BUSY
 
 
 def report(exc: BaseException) -> None:

@@ -61,7 +61,9 @@ from skyjo_ref.sandbox import Isolation
 from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.tournament.store import Store, StoreError
+from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
+from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
+from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -151,6 +153,14 @@ def gate(
     ] = DEFAULT_MAX_GAMES,
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, max=256, help="Games at once.")] = 2,
     seed: Annotated[str, typer.Option(help="Seed of the deals (and of built-in bots).")] = "0",
+    seed_secret_env: Annotated[
+        str | None,
+        typer.Option(
+            "--seed-secret-env",
+            metavar="NAME",
+            help="Mix the secret in environment variable NAME into --seed: deals nobody can know in advance.",
+        ),
+    ] = None,
     rules: RulesOption = DEFAULT_RULES,
     option: RuleOptionsOption = None,
     decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
@@ -221,6 +231,11 @@ def gate(
     tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     if not seed.strip():
         raise errors.UserError("--seed: expected a non-empty seed")
+    if seed_secret_env is not None:
+        try:
+            seed = secret_seed(read_secret(env=seed_secret_env), seed)
+        except SecretError as exc:
+            raise errors.UserError(f"--seed-secret-env: {exc}") from None
     shard = parse_shard(shard_text)
     check_json_target(json_file)
     summaries.check_markdown_target(markdown_file, json_file)
@@ -309,12 +324,22 @@ class _Observer:
 def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     folder = spec.output
     if new and folder.exists():
-        target = set_aside(folder)
+        try:
+            with WriterLock(folder):  # never move a folder another run writes to
+                target = set_aside(folder)
+        except FolderBusy as exc:
+            raise errors.Busy(str(exc)) from None
         stderr.print(f"--new: the old results are kept in {target}", highlight=False)
     try:
-        store = Store(folder)
+        store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))
+    except StoreBusy as exc:
+        raise errors.Busy(str(exc)) from None
+    except StoreError as exc:
+        raise errors.UserError(str(exc)) from None
+    try:
         store.bind(spec.fingerprint(), what="this gate")
     except StoreError as exc:
+        store.close()
         raise errors.UserError(str(exc)) from None
     store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
     store.set_info("bots", list(spec.seat_names))

@@ -2,7 +2,8 @@
 
 Exit codes: 0 merged; 2 a store that is missing, not a store, or of another tournament
 (the message names what differs); 3 a game stored twice with different results (kept once);
-5 ``--fail-on`` found a bot that forfeited, was struck or crashed in the merged games.
+5 ``--fail-on`` found a bot that forfeited, was struck or crashed in the merged games; 6 another run
+writes to OUT (the message names it).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from rich.console import Console
 from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
 from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
-from skyjo_ref.cli.tournament_cmd import store_tables
+from skyjo_ref.cli.tournament_cmd import store_tables, waiting_note
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.shard import ShardError, merge
-from skyjo_ref.tournament.store import Store, StoreError
+from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
 
 
 def register(app: typer.Typer) -> None:
@@ -45,8 +46,10 @@ def merge_command(
     if out.exists() and not out.is_dir():
         raise errors.UserError(f"{out}: exists and is not a folder: expected a folder for the merged store")
     try:
-        summary = merge(out, stores)
-    except ShardError as exc:
+        summary = merge(out, stores, on_wait=waiting_note(stderr))
+    except StoreBusy as exc:
+        raise errors.Busy(str(exc)) from None
+    except (ShardError, StoreError) as exc:
         raise errors.UserError(str(exc)) from None
     stderr.print(
         f"merged {summary.stores} stores into {out}: {summary.added} games added, "
@@ -57,7 +60,8 @@ def merge_command(
     if summary.conflicts:
         shown = ", ".join(summary.conflicts[:5]) + (" ..." if len(summary.conflicts) > 5 else "")
         raise errors.Unfinished(
-            f"{len(summary.conflicts)} games were stored twice with different records (the first was kept): {shown}"
+            f"{len(summary.conflicts)} games (or adaptive rounds) were stored twice with different contents "
+            f"(the first was kept): {shown}"
         )
     raise_if_failed(failed)
 

@@ -2,7 +2,8 @@
 
 Exit codes: 0 finished; 2 a config (or store) error, before any game; 3 the
 tournament could not finish (finished games are kept); 5 ``--fail-on`` found a
-bot that forfeited, was struck or crashed; 130 interrupted. ``--json`` and
+bot that forfeited, was struck or crashed; 6 another run writes to the output
+folder (the message names it); 130 interrupted. ``--json`` and
 ``--markdown`` are written on every exit once games are stored (with why it stopped).
 """
 
@@ -12,7 +13,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,8 +50,10 @@ from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_conf
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.shard import Shard, ShardError
-from skyjo_ref.tournament.store import Store, StoredGame, StoreError
-from skyjo_ref.tournament.tables import Tables, compute
+from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError
+from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.versions import versioned_tables
+from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
 
 def register(app: typer.Typer) -> None:
@@ -58,14 +61,35 @@ def register(app: typer.Typer) -> None:
     app.command("ratings")(ratings)
 
 
+def waiting_note(stderr: Console) -> Callable[[str], None]:
+    """What a store says when another process holds its database's lock: one line on stderr, then it waits."""
+    return lambda message: stderr.print(f"note: {message}", highlight=False)
+
+
+def open_writer(folder: Path, stderr: Console) -> Store:
+    """The store in ``folder`` for a command that writes it: its writer lock held (exit 6 when another run has
+    it), waiting (with a note) while another process holds the database's lock."""
+    try:
+        return Store(folder, writer=True, on_wait=waiting_note(stderr))
+    except StoreBusy as exc:
+        raise errors.Busy(str(exc)) from None
+    except StoreError as exc:
+        raise errors.UserError(str(exc)) from None
+
+
 def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
     if new and config.output.exists():
-        moved = set_aside(config.output)
+        try:
+            with WriterLock(config.output):  # never move a folder another run writes to
+                moved = set_aside(config.output)
+        except FolderBusy as exc:
+            raise errors.Busy(str(exc)) from None
         stderr.print(f"--new: the old results are kept in {moved}", highlight=False)
+    store = open_writer(config.output, stderr)
     try:
-        store = Store(config.output)
         store.bind(runner.fingerprint(config), what=f"{config.path}")
     except StoreError as exc:
+        store.close()
         raise errors.UserError(str(exc)) from None
     store.set_info("name", config.name)
     store.set_info(
@@ -343,13 +367,13 @@ def first_failures(store: Store, logs: Path) -> list[str]:
         for seat, result in enumerate(game.seats):
             if result.bot in seen or not result.strikes:
                 continue
-            record = store.record(game.id.key) or {}
+            record = store.record(game.ref) or {}
             strikes = [s for s in (record.get("meta") or {}).get("strikes", []) if s.get("seat") == seat]
             if not strikes:
                 continue
             seen.add(result.bot)
             first = strikes[0]
-            where = f"game {game.id.key}, round {int(first.get('round', 0)) + 1}"
+            where = f"game {game.ref}, round {int(first.get('round', 0)) + 1}"
             if first.get("decision"):
                 where += f", {first['decision']}"
             detail = first.get("detail") or first.get("answered") or ""
@@ -457,8 +481,10 @@ def store_tables(
         raise errors.UserError(
             f"--anchor {use_anchor!r}: no such bot in {folder}: expected one of {', '.join(sorted(present))}"
         )
-    return compute(
+    return versioned_tables(
         games,
+        current=store.current_versions(),
+        history=store.version_history(),
         bots=bots,
         anchor=use_anchor,
         anchor_elo=elo if elo is not None else 1500.0 if pool_mean else float(saved.get("elo", 1500.0)),

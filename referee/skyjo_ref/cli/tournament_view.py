@@ -24,6 +24,7 @@ from rich.text import Text
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.tournament.store import StoredGame
 from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
+from skyjo_ref.tournament.versions import short
 
 
 def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
@@ -53,6 +54,9 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> T
     if not live:
         table.add_column("strikes", justify="right")
         table.add_column("forfeits", justify="right")
+    versioned = not live and any(row.version is not None for row in tables.rows)
+    if versioned:
+        table.add_column("version", no_wrap=True)
     for row in tables.rows:
         cells = [row.name, _fmt(row.elo, 0)]
         if not live and tables.bootstrap:
@@ -67,6 +71,8 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> T
         ]
         if not live:
             cells += [str(row.strikes), str(row.forfeits)]
+        if versioned:
+            cells.append(short(row.version) if row.version is not None else "-")
         table.add_row(*cells)
     return table
 
@@ -147,6 +153,9 @@ def _plain_tables(console: Console, tables: Tables, title: str) -> None:
     anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
     columns = ["bot", "Elo", "Elo_low", "Elo_high", "games", "wins", "win%", "avg_total", "avg_round"]
     columns += ["strikes", "forfeits"]
+    versioned = any(row.version is not None for row in tables.rows)
+    if versioned:
+        columns.append("version")  # the current version's (its games are the games column)
     rows = [
         [
             row.name,
@@ -160,6 +169,7 @@ def _plain_tables(console: Console, tables: Tables, title: str) -> None:
             _fmt(row.avg_round, 2),
             str(row.strikes),
             str(row.forfeits),
+            *([short(row.version) if row.version is not None else "-"] if versioned else []),
         ]
         for row in tables.rows
     ]

@@ -37,7 +37,7 @@ def open_tracker(spec: GateSpec, store: Store) -> tuple[GateTracker, int]:
     for game in sorted(stored, key=lambda g: (g.id.deal, g.id.rotation)):
         if tracker.done:
             break
-        tracker.add(game, store.record(game.id.key) if spec.luck else None)
+        tracker.add(game, store.record(game.ref) if spec.luck else None)
     return tracker, len(stored)
 
 

@@ -22,6 +22,7 @@ from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
 from skyjo_ref.tournament.tables import PRIOR, compute
+from skyjo_ref.tournament.versions import current_table, current_view
 
 FORMAT: Final = "skyjo-report/1"
 #: Upper edges (ms) of the decision-time histogram's bins; the last bin is open.
@@ -125,7 +126,7 @@ def _history(
     Checkpoints fall on the end of a duplicate block where possible, so a
     point never splits the rotations of one deal.
     """
-    by_key = {g.id.key: g for g in games}
+    by_key = {g.ref: g for g in games}
     finished = dict(order)
     ordered = [by_key[k] for k, _ in order if k in by_key]
     if not ordered:
@@ -174,8 +175,8 @@ def _history(
                 ratings[index[name]] = round(value, 1)
         elif len(played) == 1:
             ratings[index[played[0]]] = settings["elo"]
-        out.append({"games": cut, "finished_at": round(finished[ordered[cut - 1].id.key], 1), "elo": ratings})
-    times = [finished[g.id.key] for g in ordered]
+        out.append({"games": cut, "finished_at": round(finished[ordered[cut - 1].ref], 1), "elo": ratings})
+    times = [finished[g.ref] for g in ordered]
     runs = [i for i in range(1, len(times)) if times[i] - times[i - 1] > RUN_GAP_S]
     return {"by": "duplicate block, in the order games finished", "points": out, "runs": runs}
 
@@ -199,7 +200,7 @@ def _per_bot(
     }
     reasons: dict[str, dict[str, int]] = {n: {} for n in names}
     for game in games:
-        record = recs.get(game.id.key)
+        record = recs.get(game.ref)
         seats = [s.bot for s in game.seats]
         for s in game.seats:
             stats[s.bot]["totals"].append(s.total)
@@ -233,11 +234,11 @@ def _per_bot(
             bot = seats[entry["seat"]]
             reason = str(entry.get("reason", "strike"))
             reasons[bot][reason] = reasons[bot].get(reason, 0) + 1
-            _add_fault(stats[bot], game.id.key, reason, str(entry.get("detail", "")), entry)
+            _add_fault(stats[bot], game.ref, reason, str(entry.get("detail", "")), entry)
         for entry in meta.get("forfeited") or []:
             if isinstance(entry, dict) and isinstance(entry.get("seat"), int) and entry["seat"] < len(seats):
                 bot = seats[entry["seat"]]
-                _add_fault(stats[bot], game.id.key, "forfeit", str(entry.get("reason", "")), entry)
+                _add_fault(stats[bot], game.ref, "forfeit", str(entry.get("reason", "")), entry)
     for fault in store.faults():
         if fault.bot in stats:
             _add_fault(stats[fault.bot], fault.game_key, fault.kind, fault.detail, {})
@@ -339,7 +340,7 @@ def choose_embedded(
         bots = sorted({s.bot for s in g.seats})
         for i, a in enumerate(bots):
             for b in bots[i + 1 :]:
-                by_pair.setdefault((a, b), []).append(g.id.key)
+                by_pair.setdefault((a, b), []).append(g.ref)
     depth = 0
     while True:
         progressed = False
@@ -367,6 +368,9 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
     settings = rating_settings(store, options.bootstrap)
     games = store.games()
     configured = store.info("bots") or []
+    # every version is a row of its own here (old ones as ``bot@version``): the report shows a bot's history
+    current = store.current_versions()
+    games = current_view(games, current)
     tables = compute(
         games,
         bots=configured,
@@ -399,18 +403,18 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         h2h.append(line)
     results = []
     for g in games:
-        record = recs.get(g.id.key)
+        record = recs.get(g.ref)
         strikes = [s.strikes for s in g.seats]
         results.append(
             [
-                g.id.key,
+                g.ref,
                 [index[s.bot] for s in g.seats],
                 [s.total for s in g.seats],
                 [s.rank for s in g.seats],
                 strikes if any(strikes) else 0,
                 [i for i, s in enumerate(g.seats) if s.forfeit],
                 len(record["rounds"]) if record else None,
-                round(finished.get(g.id.key, 0.0)),
+                round(finished.get(g.ref, 0.0)),
             ]
         )
     embedded = choose_embedded(games, recs, options.record_budget)
@@ -431,11 +435,12 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         "h2h": h2h,
         "significant_p": SIGNIFICANT_P,
         "results": results,
-        "files": {g.id.key: g.id.file_name() for g in games},
+        "files": {g.ref: g.file_name for g in games},
         "embedded": embedded,
         "history": _history(games, order, names, settings, options.history_points),
         "per_bot": per_bot,
         "gate": gate_summary(gate) if isinstance(gate, dict) else None,
+        "versions": current_table(tables, current, store.version_history(), configured).versions,
         "presets": {k: dict(v) for k, v in PRESETS.items()},
         "time_bins_ms": list(TIME_BINS_MS),
     }

@@ -10,6 +10,7 @@ any working directory.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib.util
 import os
@@ -44,7 +45,9 @@ from skyjo_ref.sandbox import (
 from skyjo_ref.seating import SEATINGS, block_size
 from skyjo_ref.server.guard import token_problem
 from skyjo_ref.stats.bootstrap import INTERVAL_METHODS
+from skyjo_ref.tournament.adaptive import AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
+from skyjo_ref.tournament.secret import SecretError, read_secret
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
 #: The rating models (docs/tournaments.md, "Elo": why Plackett-Luce is the default).
@@ -65,7 +68,10 @@ TOP_KEYS: Final = (
     "seating",
     "challengers",
     "meetings",
+    "adaptive",
     "seed",
+    "seed_secret_env",
+    "seed_secret_file",
     "concurrency",
     "executor",
     "connect_timeout_s",
@@ -80,7 +86,7 @@ TOP_KEYS: Final = (
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed", "model", "interval")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
-BOT_KEYS: Final = ("name", *BOT_KINDS, "cwd", "root", "env", "limits", "network", "isolation", "in_process")
+BOT_KEYS: Final = ("name", *BOT_KINDS, "version", "cwd", "root", "env", "limits", "network", "isolation", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
 LIMIT_MAXIMUM: Final = {
     "memory_mb": 1_048_576,
@@ -130,6 +136,9 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
+    adaptive: AdaptiveSettings = field(default_factory=AdaptiveSettings)  # schedule: adaptive's settings
+    seed_secret: str | None = field(default=None, repr=False)  # mixed into every deal's seed (tournament.secret)
+    seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
     isolation_note: str | None = None  # why bots are not isolated, when the config did not say and cannot have it
     sizes: tuple[int, ...] = ()  # several table sizes (players_per_game: [2, 3, 4]); () is players_per_game alone
@@ -277,6 +286,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     seed = top.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int | str) or (isinstance(seed, str) and not seed.strip()):
         raise check.fail(("seed",), f"expected an integer or a non-empty string, got {seed!r}")
+    seed_secret, seed_secret_source = _seed_secret(check, top, base)
     concurrency = check.integer(top.get("concurrency", 2), ("concurrency",), 1, 256)
     time_control = _time_control(check, top.get("time_control", {}))
     connect = top.get("connect_timeout_s", 30)
@@ -305,6 +315,8 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     seen: dict[str, int] = {}
     for index, raw in enumerate(bots_raw):
         entry = _bot(check, raw, ("bots", index), base, default_sandbox)
+        if isinstance(raw, dict) and "version" in raw:
+            entry = dataclasses.replace(entry, version=_version(check, raw["version"], ("bots", index, "version")))
         if entry.name in seen:
             raise check.fail(
                 ("bots", index, "name"),
@@ -338,6 +350,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     rating = _rating(check, top.get("rating", {}), seen, seed)
     for size in sizes:  # every size must have its schedule (a sample's meetings fit the smallest table)
         schedule_kind, challengers, meetings = _schedule(check, top, seen, size)
+    adaptive = _adaptive(check, top, schedule_kind, len(bots))
     seating = top.get("seating", DEFAULT_SEATING)
     if seating not in SEATINGS:
         cost = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
@@ -379,6 +392,9 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         meetings=meetings,
         sandbox=default_sandbox,
         executor=executor,
+        seed_secret=seed_secret,
+        seed_secret_source=seed_secret_source,
+        adaptive=adaptive,
         isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
     )
 
@@ -394,6 +410,67 @@ def _sizes(check: _Checker, raw: Any) -> tuple[int, ...]:
     if len(set(sizes)) != len(sizes):
         raise check.fail(path, f"a size is listed twice in {raw!r}: expected each table size once")
     return tuple(sorted(sizes))
+
+
+ADAPTIVE_KEYS: Final = ("confidence", "top", "max_games", "ring", "max_blocks_per_pair")
+
+
+def _adaptive(check: _Checker, top: Mapping[str, Any], kind: str, bots: int) -> AdaptiveSettings:
+    """``adaptive: {confidence, top, max_games, ring, max_blocks_per_pair}`` (only with ``schedule: adaptive``)."""
+    if "adaptive" in top and kind != "adaptive":
+        raise check.fail(
+            ("adaptive",), f"adaptive sets an adaptive schedule, not a {kind} one: expected schedule: adaptive"
+        )
+    if kind != "adaptive":
+        return AdaptiveSettings()
+    raw = top.get("adaptive") or {}
+    given = check.mapping(raw, ("adaptive",), ADAPTIVE_KEYS, ", ".join(ADAPTIVE_KEYS))
+    confidence = given.get("confidence", 0.95)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.5 <= confidence < 1:
+        raise check.fail(("adaptive", "confidence"), f"expected a probability from 0.5 to below 1, got {confidence!r}")
+    best = given.get("top")
+    if best is not None:
+        best = check.integer(best, ("adaptive", "top"), 1, bots)
+    return AdaptiveSettings(
+        confidence=float(confidence),
+        top=best,
+        max_games=check.integer(given.get("max_games", 10_000), ("adaptive", "max_games"), 1, 100_000_000),
+        ring=check.integer(given.get("ring", 3), ("adaptive", "ring"), 1, 1000),
+        max_blocks_per_pair=check.integer(
+            given.get("max_blocks_per_pair", 8), ("adaptive", "max_blocks_per_pair"), 1, 10_000
+        ),
+    )
+
+
+def _seed_secret(check: _Checker, top: Mapping[str, Any], base: Path) -> tuple[str | None, str | None]:
+    """``seed_secret_env: NAME`` or ``seed_secret_file: PATH``: the secret, read now, and where it came from."""
+    if "seed_secret_env" in top and "seed_secret_file" in top:
+        raise check.fail(("seed_secret_file",), "expected one of seed_secret_env and seed_secret_file, not both")
+    try:
+        if "seed_secret_env" in top:
+            name = top["seed_secret_env"]
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise check.fail(("seed_secret_env",), f"expected an environment variable's name, got {name!r}")
+            return read_secret(env=name), f"env:{name}"
+        if "seed_secret_file" in top:
+            raw = check.string(top["seed_secret_file"], ("seed_secret_file",), "a file path")
+            file = Path(raw).expanduser()
+            if not file.is_absolute():
+                file = base / file
+            return read_secret(file=file), f"file:{raw}"
+    except SecretError as exc:
+        key = "seed_secret_env" if "seed_secret_env" in top else "seed_secret_file"
+        raise check.fail((key,), str(exc)) from None
+    return None, None
+
+
+def _version(check: _Checker, raw: Any, path: Path_) -> str:
+    """A bot's ``version:`` (a commit id, a tag): what its games are stored under instead of its files' digest."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int) or not re.fullmatch(r"[!-~]{1,100}", str(raw)):
+        raise check.fail(
+            path, f"expected a version: 1-100 printable characters without spaces (e.g. a commit id), got {raw!r}"
+        )
+    return str(raw)
 
 
 def _rules(check: _Checker, raw: Any) -> Rules:

@@ -86,7 +86,7 @@ def incidents(store: Store) -> dict[str, BotIncidents]:
                 entry.forfeits += int(result.forfeit)
         if not struck:
             continue
-        meta = (store.record(game.id.key) or {}).get("meta")
+        meta = (store.record(game.ref) or {}).get("meta")
         listed = meta.get("strikes") if isinstance(meta, dict) else None
         for strike in listed if isinstance(listed, list) else []:
             seat = strike.get("seat") if isinstance(strike, dict) else None
@@ -96,7 +96,7 @@ def incidents(store: Store) -> dict[str, BotIncidents]:
             reason = str(strike.get("reason") or "strike")
             entry.reasons[reason] = entry.reasons.get(reason, 0) + 1
             if entry.first_failure is None:
-                where = f"game {game.id.key}, round {int(strike.get('round', 0)) + 1}"
+                where = f"game {game.ref}, round {int(strike.get('round', 0)) + 1}"
                 if strike.get("decision"):
                     where += f", {strike['decision']}"
                 detail = str(strike.get("detail") or strike.get("answered") or "")

@@ -27,7 +27,7 @@ from skyjo_ref.seating import design
 from skyjo_ref.tournament.schedule import GameId, tables
 
 #: The schedule kinds a config may name.
-SCHEDULE_KINDS: Final = ("round_robin", "gauntlet", "sampled")
+SCHEDULE_KINDS: Final = ("round_robin", "gauntlet", "sampled", "adaptive")
 
 
 class ScheduleError(ValueError):
@@ -50,6 +50,8 @@ def league_tables(
         return gauntlet_tables(bots, challengers, players_per_game)
     if kind == "sampled":
         return sampled_tables(bots, players_per_game, meetings, seed)
+    if kind == "adaptive":  # rounds choose their tables as they go (tournament.adaptive); the first uses every pair
+        return sampled_tables(bots, players_per_game, 1, seed)
     raise ScheduleError(f"unknown schedule {kind!r}: expected one of {', '.join(SCHEDULE_KINDS)}")
 
 

@@ -16,17 +16,21 @@ every finished game.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
+from skyjo_ref.tournament.adaptive import Plan, Status, first_round, next_round, status
 from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.league import league_games
-from skyjo_ref.tournament.schedule import deal_match_seed
+from skyjo_ref.tournament.schedule import GameId, deal_match_seed
+from skyjo_ref.tournament.secret import secret_deal_seed, secret_id
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoredGame
-from skyjo_ref.tournament.tables import Tables, compute
+from skyjo_ref.tournament.store import Store, StoredGame, version_tag
+from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.versions import bot_version, current_view, short, versioned_tables
 
 #: The run stopped before its end (a bot or the referee failed); finished games are kept.
 TournamentUnfinished = RunUnfinished
@@ -46,8 +50,10 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
 def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None = None) -> Tables:
     """The tables over every stored game, rated as the config says."""
     rating = config.rating
-    return compute(
+    return versioned_tables(
         store.games(),
+        current=store.current_versions(),
+        history=store.version_history(),
         bots=config.bot_names,
         anchor=rating.anchor,
         anchor_elo=rating.elo,
@@ -102,27 +108,58 @@ async def run(
     """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
-    games = league_games(config.tables(), config.players_per_game, config.deals, config.seating)
     # what a merge checks besides the fingerprint: the same schedule
     plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals, "seating": config.seating}
-    if config.schedule != "round_robin":
+    if config.schedule == "adaptive":
+        plan = {"bots": sorted(config.bot_names), "kind": "adaptive", **config.adaptive.to_json()}
+    elif config.schedule != "round_robin":
         plan.update(kind=config.schedule, challengers=sorted(config.challengers), meetings=config.meetings)
     store.set_info("schedule", plan)
     if shard is not None:
-        games = shard.select(games)
         store.set_info("shard", {"index": shard.index, "count": shard.count})
-    done = store.finished_keys()
-    todo = [g for g in games if g.key not in done]
-    scheduled = {g.key for g in games}
-    extra = len(done - scheduled)
+    versions = {spec.name: bot_version(spec, config.output) for spec in config.bots}
+    changed = store.use_versions(versions)  # games are stored (and looked up) under these versions from now on
+    secret = config.seed_secret
+    if secret is not None:  # records and the store say which secret dealt (never the secret itself)
+        dealt = {"secret_id": secret_id(secret), "source": config.seed_secret_source}
+        store.record_meta = {"deals": dealt}
+        store.set_info("deals", dealt)
+    rounds = Rounds(config, store, versions) if config.schedule == "adaptive" else None
+
+    def scheduled_games() -> list[GameId]:
+        every = (
+            rounds.games()
+            if rounds is not None
+            else league_games(config.tables(), config.players_per_game, config.deals, config.seating)
+        )
+        return shard.select(every) if shard is not None else every
+
+    def missing(games: list[GameId]) -> list[GameId]:
+        done = store.finished_slots()
+        return [g for g in games if (g.key, version_tag(g.table, versions)) not in done]
+
+    if rounds is not None and not missing(rounds.games()):
+        rounds.plan_next()  # nothing left of the stored rounds: plan (and store) the next one
+    games = scheduled_games()
+    todo = missing(games)
+    scheduled = {(g.key, version_tag(g.table, versions)) for g in games}
+    extra = len(store.finished_slots() - scheduled) if rounds is None else 0
     summary = RunSummary(total=len(games), already=len(games) - len(todo), played=0, seconds=0.0, extra_games=extra)
+    for bot, new, old in changed:
+        summary.notes.append(
+            f"bot {bot} is a new version ({short(new)}, was {short(old)}): its games are played again; "
+            "the old version's games stay in the store as its history"
+        )
     if extra:
         summary.notes.append(
-            f"the store also holds {extra} games outside this config's schedule (bots or deals no longer "
-            "listed); the tables include them"
+            f"the store also holds {extra} games outside this config's schedule (older versions, bots or deals "
+            "no longer listed): they are rated as history, and only the current versions of the listed bots are "
+            "in the table"
         )
     observer.started(len(games), summary.already, len(todo))
     if not todo:
+        if rounds is not None:
+            summary.notes.append(rounds.describe())
         summary.seconds = time.monotonic() - started
         return summary
     if backend is None:
@@ -136,18 +173,104 @@ async def run(
         nonlocal finished
         finished += 1
         summary.played += 1
-        observer.game_finished(stored, finished, len(games))
+        observer.game_finished(stored, finished, max(summary.total, finished))
 
     async with backend(config.room(), store, observer) as referee:
-        await referee.prepare(todo, slots)
-        await play_games(
-            todo,
-            referee,
-            store,
-            seats_of=lambda game: [(name, config.bot(name)) for name in game.seats],
-            seed_of=lambda game: deal_match_seed(config.seed, game.deal),
-            concurrency=slots,
-            on_game=on_game,
-        )
+        while todo:
+            await referee.prepare(todo, slots)
+            await play_games(
+                todo,
+                referee,
+                store,
+                seats_of=lambda game: [(name, config.bot(name)) for name in game.seats],
+                seed_of=lambda game: (
+                    deal_match_seed(config.seed, game.deal)
+                    if secret is None
+                    else secret_deal_seed(secret, config.seed, game.deal, version_tag(game.table, versions))
+                ),
+                concurrency=slots,
+                on_game=on_game,
+            )
+            # an adaptive schedule plans its next round from what is stored (a shard never does: its store
+            # holds only its share, and the round after is planned once the shards are merged)
+            if rounds is None or shard is not None or rounds.plan_next() is None:
+                break
+            games = scheduled_games()
+            todo = missing(games)
+            summary.total = len(games)
+            observer.note(rounds.latest_note())
+    if rounds is not None:
+        summary.notes.append(rounds.describe())
     summary.seconds = time.monotonic() - started
     return summary
+
+
+class Rounds:
+    """An adaptive schedule's rounds (tournament.adaptive): the plans stored so far, and the next one."""
+
+    def __init__(self, config: TournamentConfig, store: Store, versions: Mapping[str, str]) -> None:
+        self.config = config
+        self.store = store
+        self.versions = versions
+        self.plans = [Plan.from_json(p) for p in store.rounds()]
+        self.stopped: str | None = None
+
+    def games(self) -> list[GameId]:
+        return [g for plan in self.plans for g in plan.games(self.config.seating)]
+
+    def status(self) -> Status:
+        games = current_view(self.store.games(), self.store.current_versions())
+        return status(
+            [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games],
+            self.config.bot_names,
+            self.config.adaptive,
+        )
+
+    def plan_next(self) -> Plan | None:
+        """Plan the next round and store it before anything plays it; None when the schedule is over."""
+        settings = self.config.adaptive
+        k = self.config.players_per_game
+        done = self.store.finished_slots()
+        if any((g.key, version_tag(g.table, self.versions)) not in done for g in self.games()):
+            return None  # a round is not complete here (a shard's store): plan after the merge
+        planned = sum(len(p.blocks) for p in self.plans) * k
+        if not self.plans:
+            plan: Plan | None = first_round(self.config.bot_names, k, settings, self.config.seed)
+            if plan is not None and len(plan.blocks) * k > settings.max_games:
+                plan.blocks = plan.blocks[: settings.max_games // k]
+        else:
+            deals: dict[tuple[str, ...], int] = {}
+            for old in self.plans:
+                for table, deal in old.blocks:
+                    deals[table] = max(deals.get(table, 0), deal + 1)
+            current = self.status()
+            plan = next_round(len(self.plans) + 1, current, deals, k, settings, planned)
+            if plan is None:
+                undecided = current.undecided
+                self.stopped = (
+                    f"every comparison decided at {settings.confidence:g}"
+                    if not undecided
+                    else f"max_games {settings.max_games} reached with {len(undecided)} comparisons undecided ("
+                    + ", ".join(f"{c.better} > {c.worse}: {c.probability:.3f}" for c in undecided[:3])
+                    + (" ..." if len(undecided) > 3 else "")
+                    + ")"
+                )
+                return None
+        if plan is None or not plan.blocks:
+            return None
+        self.store.add_round(plan.number, plan.to_json())  # stored before it is played
+        self.plans.append(plan)
+        return plan
+
+    def latest_note(self) -> str:
+        plan = self.plans[-1]
+        return (
+            f"adaptive round {plan.number}: {len(plan.blocks)} duplicate blocks for "
+            f"{max(1, len(plan.why))} undecided comparisons"
+        )
+
+    def describe(self) -> str:
+        rounds = len(self.plans)
+        if self.stopped is not None:
+            return f"adaptive schedule: {rounds} rounds; stopped: {self.stopped}"
+        return f"adaptive schedule: {rounds} rounds planned so far (run again, or merge the shards, to go on)"

@@ -13,13 +13,20 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skyjo_ref.tournament.schedule import GameId
-from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoreError
+from skyjo_ref.tournament.store import (
+    GAME_COLUMNS,
+    RECORDS_DIR,
+    SEAT_COLUMNS,
+    Store,
+    StoreError,
+    record_name,
+)
 
 #: What must agree between stores for their games to be merged (beside the fingerprint).
 MERGED_INFO = ("schedule", "rating", "bots", "name")
@@ -129,8 +136,10 @@ def check_compatible(stores: Sequence[tuple[Path, Store]]) -> dict[str, Any]:
     return {"fingerprint": fingerprint, **infos}
 
 
-def merge(out: Path, sources: Sequence[Path]) -> MergeSummary:
-    """Merge tournament stores (and their record files) into ``out``; a game stored twice is kept once."""
+def merge(out: Path, sources: Sequence[Path], on_wait: Callable[[str], None] | None = None) -> MergeSummary:
+    """Merge tournament stores (and their record files) into ``out``; a game stored twice is kept once.
+
+    ``out`` is written under its writer lock (:class:`~.store.StoreBusy` when another run holds it)."""
     opened: list[tuple[Path, Store]] = []
     try:
         for path in sources:
@@ -143,18 +152,21 @@ def merge(out: Path, sources: Sequence[Path]) -> MergeSummary:
         if out.resolve() in {p.resolve() for p, _ in opened}:
             raise ShardError(f"{out}: is also one of the stores to merge: expected a new or a merged folder")
         common = check_compatible(opened)
+        target = Store(out, writer=True, on_wait=on_wait)  # StoreBusy: another run writes there
         try:
-            target = Store(out)
             target.bind(common["fingerprint"], what="the stores to merge")
         except StoreError as exc:
+            target.close()
             raise ShardError(str(exc)) from None
         summary = MergeSummary(stores=len(opened))
         try:
             for key in MERGED_INFO:
                 if common[key] is not None:
                     target.set_info(key, common[key])
+            currents = [target.current_versions(), *(store.current_versions() for _, store in opened)]
             for path, store in opened:
                 _absorb(target, path, store, summary)
+            _merge_current_versions(target, currents)
         finally:
             target.close()
         return summary
@@ -163,12 +175,30 @@ def merge(out: Path, sources: Sequence[Path]) -> MergeSummary:
             store.close()
 
 
+def _merge_current_versions(target: Store, currents: Sequence[dict[str, str]]) -> None:
+    """Each bot's current version in the merged store: of the stores' current ones, the one that appeared last."""
+    if not any(currents):
+        return
+    first = {(bot, version): at for bot, version, at in target.version_history()}
+    merged: dict[str, str] = {}
+    for bot in sorted({bot for current in currents for bot in current}):
+        candidates = {current[bot] for current in currents if bot in current}
+        merged[bot] = max(candidates, key=lambda v: (first.get((bot, v), 0.0), v))
+    target.set_info("versions", merged)
+
+
 def _absorb(target: Store, path: Path, source: Store, summary: MergeSummary) -> None:
-    """Copy ``source``'s games, seats, faults and record files into ``target`` in one transaction."""
+    """Copy ``source``'s games, seats, faults, bot versions and record files into ``target`` in one transaction.
+
+    Games are matched by their store key, which holds the versions of their bots: two versions of a bot never
+    share a game, and a game in two stores (shards, or stores that grew apart from one artifact) is kept once.
+    """
     with source.lock:
-        rows = source.db.execute("SELECT * FROM games ORDER BY key").fetchall()
-        seats = source.db.execute("SELECT * FROM seats").fetchall()
+        rows = source.db.execute(f"SELECT {GAME_COLUMNS} FROM games ORDER BY key").fetchall()
+        seats = source.db.execute(f"SELECT {SEAT_COLUMNS} FROM seats").fetchall()
         faults = source.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id").fetchall()
+        versions = source.db.execute("SELECT bot, version, first_at FROM versions").fetchall()
+        rounds = source.db.execute("SELECT number, planned_at, plan FROM rounds ORDER BY number").fetchall()
     by_game: dict[str, list[Any]] = {}
     for seat in seats:
         by_game.setdefault(seat[0], []).append(seat)
@@ -186,8 +216,10 @@ def _absorb(target: Store, path: Path, source: Store, summary: MergeSummary) -> 
                     if existing[key] != record:
                         summary.conflicts.append(key)
                     continue
-                db.execute("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-                db.executemany("INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)", by_game.get(key, []))
+                db.execute(f"INSERT INTO games ({GAME_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row)
+                db.executemany(
+                    f"INSERT INTO seats ({SEAT_COLUMNS}) VALUES ({', '.join('?' * 9)})", by_game.get(key, [])
+                )
                 existing[key] = record
                 new_keys.append(key)
                 summary.added += 1
@@ -195,10 +227,24 @@ def _absorb(target: Store, path: Path, source: Store, summary: MergeSummary) -> 
                 "INSERT INTO faults (at, bot, game_key, kind, detail) VALUES (?, ?, ?, ?, ?)",
                 [f for f in faults if tuple(f) not in known_faults],
             )
+            # an adaptive schedule's rounds: the same plan in every store (planned from the same merged games)
+            known_rounds = dict(db.execute("SELECT number, plan FROM rounds").fetchall())
+            for number, planned_at, plan in rounds:
+                if number in known_rounds and known_rounds[number] != plan:
+                    summary.conflicts.append(f"adaptive round {number}")
+                elif number not in known_rounds:
+                    db.execute("INSERT INTO rounds VALUES (?, ?, ?)", (number, planned_at, plan))
+            # a version first seen in either store: the earlier time
+            db.executemany(
+                "INSERT INTO versions VALUES (?, ?, ?) ON CONFLICT (bot, version) "
+                "DO UPDATE SET first_at = min(first_at, excluded.first_at)",
+                versions,
+            )
     records = target.records_dir
     records.mkdir(parents=True, exist_ok=True)
     for key in new_keys:
-        name = GameId.parse(key).file_name()
+        slot, _, vtag = key.partition("~")
+        name = record_name(GameId.parse(slot), vtag)
         source_file, target_file = path / RECORDS_DIR / name, records / name
         if target_file.exists():
             continue

@@ -9,10 +9,21 @@ kill -9, power loss) resumes from the store and plays only what is missing.
 The store remembers what makes its results comparable (rules, players per game,
 seed): a config that changes any of them is refused instead of mixing games
 that mean different things.
+
+Schema versions: ``meta.schema`` counts the migrations applied (a store made
+before it existed is schema 1); opening a store applies the missing ones from
+:data:`MIGRATIONS` in order, each in one transaction, so every store, new or
+old, has the same tables with the same columns in the same order. A store of a
+newer schema than this code knows is refused.
+
+Another process holding SQLite's write lock (a backup, an ``sqlite3`` shell) is
+waited for: the store says so once through ``on_wait`` and retries until the
+lock is released.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -26,11 +37,14 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from skyjo_ref import records
 from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.tournament.schedule import GameId
+from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
 STORE_FORMAT: Final = "skyjo-tournament-store/1"
 DB_NAME: Final = "results.sqlite"
 RECORDS_DIR: Final = "games"
 STRIKE_REASONS: Final = ("timeout", "illegal")
+#: How long one SQLite call waits for another process's lock before the store says it waits (then retries).
+BUSY_WAIT_S: Final = 2.0
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -70,9 +84,39 @@ CREATE TABLE IF NOT EXISTS faults (
 );
 """
 
+_TO_2: Final = """
+-- bot versions: a game is a slot of the schedule (table/deal/rotation) played by given versions of its bots
+ALTER TABLE games ADD COLUMN slot TEXT NOT NULL DEFAULT '';      -- table/deal/rotation (GameId.key)
+ALTER TABLE games ADD COLUMN vtag TEXT NOT NULL DEFAULT '';      -- digest of the table's versions ('' before)
+ALTER TABLE games ADD COLUMN versions TEXT NOT NULL DEFAULT '{}'; -- JSON {bot: version}
+ALTER TABLE seats ADD COLUMN version TEXT NOT NULL DEFAULT '';
+UPDATE games SET slot = key;
+CREATE INDEX IF NOT EXISTS games_slot ON games(slot, vtag);
+CREATE TABLE IF NOT EXISTS versions (
+    bot        TEXT NOT NULL,
+    version    TEXT NOT NULL,
+    first_at   REAL NOT NULL,       -- unix time the store first saw it
+    PRIMARY KEY (bot, version)
+);
+-- adaptive schedules: each round's plan, stored before it is played
+CREATE TABLE IF NOT EXISTS rounds (
+    number     INTEGER PRIMARY KEY,
+    planned_at REAL NOT NULL,
+    plan       TEXT NOT NULL        -- JSON: the round's blocks and why
+);
+"""
+
+#: Migrations in order: (the schema version they lead to, their SQL). A new store runs them all too.
+MIGRATIONS: Final[tuple[tuple[int, str], ...]] = ((2, _TO_2),)
+SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
+
 
 class StoreError(ValueError):
     """A folder that is not a usable store, or one whose results the config would contradict."""
+
+
+class StoreBusy(StoreError):
+    """Another run writes to this store (its writer lock is held); the message names the holder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +129,26 @@ class SeatResult:
     strikes: int
     forfeit: bool
     round_scores: tuple[int, ...]
+    version: str = ""  # the bot's version in this game ('' when the store did not know it)
 
 
 @dataclass(frozen=True, slots=True)
 class StoredGame:
     """A finished game as the tables need it."""
 
-    id: GameId
+    id: GameId  # its slot in the schedule (one per version of the table)
     seats: tuple[SeatResult, ...]  # in seat order
+    key: str = ""  # the store's key: the slot's key, and ``~`` and the table's version tag when known
+
+    @property
+    def ref(self) -> str:
+        """The game's key in the store (``store.record(game.ref)``)."""
+        return self.key or self.id.key
+
+    @property
+    def file_name(self) -> str:
+        """Its record's file name in ``games/``."""
+        return record_name(self.id, self.ref.partition("~")[2])
 
     @property
     def winners(self) -> tuple[str, ...]:
@@ -142,16 +198,37 @@ def seat_results(record: Mapping[str, Any], seats: Sequence[str]) -> tuple[SeatR
     )
 
 
+def version_tag(table: Sequence[str], versions: Mapping[str, str]) -> str:
+    """A short digest of the versions of a table's bots: games of other versions get other keys."""
+    text = "\n".join(f"{name}={versions.get(name, '')}" for name in table)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def store_key(game: GameId, vtag: str) -> str:
+    return f"{game.key}~{vtag}" if vtag else game.key
+
+
+def record_name(game: GameId, vtag: str) -> str:
+    """The record's file name: the slot's, with the version tag when there is one."""
+    name = game.file_name()
+    return f"{name[: -len('.json')]}~{vtag}.json" if vtag else name
+
+
+def is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
 def _locked(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
-    """One thread at a time in the store (games are committed from a worker thread)."""
+    """One thread at a time in the store (games are committed from a worker thread); a database locked by
+    another process is waited for (every method is safe to run again: it fails before changing anything)."""
 
     def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self.lock:
-            return method(self, *args, **kwargs)
+            return self._patiently(lambda: method(self, *args, **kwargs))
 
     wrapper.__doc__ = method.__doc__
     return wrapper
@@ -165,31 +242,106 @@ class Store:
     in-process referee shares.
     """
 
-    def __init__(self, folder: str | Path, create: bool = True) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        create: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+        busy_wait_s: float = BUSY_WAIT_S,
+        writer: bool = False,
+    ) -> None:
+        """``writer``: take the folder's writer lock for as long as the store is open (one run at a time, see
+        :mod:`.writer_lock`); readers leave it False."""
         self.folder = Path(folder)
         self.db_path = self.folder / DB_NAME
         self.records_dir = self.folder / RECORDS_DIR
         self.lock = threading.RLock()
+        self.on_wait = on_wait
+        self.versions: dict[str, str] = {}  # the current version of each bot: games committed are keyed by them
+        self.record_meta: dict[str, Any] = {}  # added to each record's meta as it is stored (e.g. which secret dealt)
+        self._waited = False
+        self.writer_lock: WriterLock | None = None
         if not create and not self.db_path.is_file():
             raise StoreError(f"{self.folder}: no {DB_NAME} here: expected a tournament output folder")
+        if writer:
+            try:
+                self.writer_lock = WriterLock(self.folder)
+            except FolderBusy as exc:
+                raise StoreBusy(str(exc)) from None
+            except OSError as exc:
+                raise StoreError(f"{self.folder}: cannot lock the folder for this run: {exc}") from None
         try:
             if create:
                 self.records_dir.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.db_path, isolation_level=None, timeout=30.0, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")  # a committed game survives a power loss
-            self.db.executescript(_SCHEMA)
+            self.db = sqlite3.connect(self.db_path, isolation_level=None, timeout=busy_wait_s, check_same_thread=False)
+            self._patiently(self._open)
             found = self._meta().get("format")
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, StoreError) as exc:
+            if self.writer_lock is not None:
+                self.writer_lock.release()
+            if isinstance(exc, StoreError):
+                raise
             raise StoreError(f"{self.db_path}: cannot open the results store: {exc}") from None
         if found is None:
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (STORE_FORMAT,))
+            self._patiently(lambda: self.db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (STORE_FORMAT,)))
         elif found != STORE_FORMAT:
             raise StoreError(f"{self.db_path}: store format {found!r}, expected {STORE_FORMAT!r}")
 
-    @_locked
+    def _open(self) -> None:
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")  # a committed game survives a power loss
+        if self.db.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+            self.db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Apply the migrations this store lacks, in order, each in one transaction (see the module docstring)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        current = int(row[0]) if row is not None else 1
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.db_path}: store schema {current} is newer than this skyjo-ref knows ({SCHEMA_VERSION}): "
+                "upgrade skyjo-ref to use it"
+            )
+        for version, script in MIGRATIONS:
+            if version <= current:
+                continue
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                again = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if again is None or int(again[0]) < version:  # another process may have migrated meanwhile
+                    for statement in _statements(script):
+                        self.db.execute(statement)
+                    self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(version),))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def _patiently(self, action: Callable[[], _R]) -> _R:
+        """Run ``action``; while another process holds the database's lock, say so once and try again.
+
+        SQLite's own busy timeout does the waiting (no sleeps here); each attempt that times out is retried.
+        """
+        while True:
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if not is_locked(exc):
+                    raise
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                if not self._waited and self.on_wait is not None:
+                    self.on_wait(
+                        f"the store {self.db_path} is locked by another process: waiting for it to be released"
+                    )
+                self._waited = True
+
     def close(self) -> None:
-        self.db.close()
+        with self.lock:
+            self.db.close()
+            if self.writer_lock is not None:
+                self.writer_lock.release()
 
     def __enter__(self) -> Store:
         return self
@@ -248,7 +400,79 @@ class Store:
 
     @_locked
     def finished_keys(self) -> set[str]:
+        """The store keys of every stored game (a slot's key, ``~`` and its version tag when it has one)."""
         return {row[0] for row in self.db.execute("SELECT key FROM games")}
+
+    @_locked
+    def finished_slots(self) -> set[tuple[str, str]]:
+        """``(slot key, version tag)`` of every stored game: what a versioned schedule checks against."""
+        return {(row[0], row[1]) for row in self.db.execute("SELECT slot, vtag FROM games")}
+
+    # ---------------------------------------------------------------- versions
+
+    @_locked
+    def use_versions(self, versions: Mapping[str, str]) -> list[tuple[str, str, str]]:
+        """The bots' current versions: games committed from now on are stored under them.
+
+        Records when each version first appeared, takes the games stored before versions were known as
+        the current versions' (once: a store migrated from schema 1), and remembers the current versions for
+        readers (``info.versions``). Returns ``(bot, version, previous version)`` for every bot whose version is
+        new to a store that knew an earlier one.
+        """
+        wanted = dict(sorted(versions.items()))
+        now = time.time()
+        known: dict[str, list[tuple[float, str]]] = {}
+        for bot, version, first in self.db.execute("SELECT bot, version, first_at FROM versions"):
+            known.setdefault(bot, []).append((first, version))
+        changed: list[tuple[str, str, str | None]] = [
+            (bot, version, max(known[bot])[1] if bot in known else None)
+            for bot, version in wanted.items()
+            if version not in {v for _, v in known.get(bot, [])}
+        ]
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany(
+                "INSERT OR IGNORE INTO versions VALUES (?, ?, ?)", [(b, v, now) for b, v in wanted.items()]
+            )
+            self._adopt(wanted)
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('info.versions', ?)", (json.dumps(wanted, sort_keys=True),)
+            )
+        self.versions = wanted
+        return [(bot, version, old) for bot, version, old in changed if old is not None]
+
+    def _adopt(self, versions: Mapping[str, str]) -> None:
+        """Games stored before versions existed (tag '') become the current versions' games, when every bot of
+        the table has a version now (their keys stay: the slot's)."""
+        rows = self.db.execute("SELECT key, slot FROM games WHERE vtag = ''").fetchall()
+        for key, slot in rows:
+            game = GameId.parse(slot)
+            if not all(name in versions for name in game.table):
+                continue
+            tag = version_tag(game.table, versions)
+            table_versions = {name: versions[name] for name in game.table}
+            self.db.execute(
+                "UPDATE games SET vtag = ?, versions = ? WHERE key = ?",
+                (tag, json.dumps(table_versions, sort_keys=True), key),
+            )
+            self.db.execute(
+                "UPDATE seats SET version = (CASE bot "
+                + " ".join("WHEN ? THEN ?" for _ in table_versions)
+                + " ELSE version END) WHERE game_key = ?",
+                (*[x for pair in table_versions.items() for x in pair], key),
+            )
+
+    @_locked
+    def version_history(self) -> list[tuple[str, str, float]]:
+        """``(bot, version, first seen)`` of every version the store has seen, oldest first."""
+        rows = self.db.execute("SELECT bot, version, first_at FROM versions ORDER BY first_at, bot, version")
+        return [(str(b), str(v), float(t)) for b, v, t in rows]
+
+    @_locked
+    def current_versions(self) -> dict[str, str]:
+        """The versions the last run played (``info.versions``); empty for a store without versions."""
+        raw = self._meta().get("info.versions")
+        return {} if raw is None else {str(k): str(v) for k, v in json.loads(raw).items()}
 
     def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> StoredGame:
         """Check the record by replaying it, write its file, and commit the game (one transaction)."""
@@ -263,7 +487,7 @@ class Store:
         again replaces the first copy (a game delivered twice is stored once). Returns the stored games in
         batch order. The checks and files run outside the store's lock: only the transaction holds it.
         """
-        checked: list[tuple[PlayedGame, str, tuple[SeatResult, ...]]] = []
+        checked: list[tuple[PlayedGame, str, tuple[SeatResult, ...]]] = []  # (game, record text, results)
         refused: Exception | None = None
         for played in batch:
             try:
@@ -274,7 +498,15 @@ class Store:
             self._commit(checked)
         if refused is not None:
             raise refused
-        return [StoredGame(played[0], results) for played, _, results in checked]
+        versions = dict(self.versions)
+        return [
+            StoredGame(played[0], results, store_key(played[0], self._vtag(played[0], versions)))
+            for played, _, results in checked
+        ]
+
+    @staticmethod
+    def _vtag(game: GameId, versions: Mapping[str, str]) -> str:
+        return version_tag(game.table, versions) if versions else ""
 
     def _checked_file(self, played: PlayedGame) -> tuple[str, tuple[SeatResult, ...]]:
         """Replay-check a record and write its file; its text and per-seat results (raises if refused)."""
@@ -283,9 +515,17 @@ class Store:
         seats = game.seats
         if list(record["players"]) != list(seats):
             raise StoreError(f"game {game.key}: the record's players {record['players']} are not {list(seats)}")
-        results = seat_results(record, seats)
+        versions = dict(self.versions)
+        if versions:
+            record = _with_versions(record, seats, versions)
+        if self.record_meta:
+            record = {**record, "meta": {**(record.get("meta") or {}), **self.record_meta}}
+        results = tuple(
+            SeatResult(r.bot, r.total, r.rank, r.strikes, r.forfeit, r.round_scores, versions.get(r.bot, ""))
+            for r in seat_results(record, seats)
+        )
         text = records.dumps(record)
-        path = self.records_dir / game.file_name()
+        path = self.records_dir / record_name(game, self._vtag(game, versions))
         tmp = path.with_suffix(".tmp")
         tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, path)
@@ -295,14 +535,18 @@ class Store:
     def _commit(self, checked: Sequence[tuple[PlayedGame, str, tuple[SeatResult, ...]]]) -> None:
         """Checked games in one transaction (a key already stored is replaced, seats included)."""
         now = time.time()
+        versions = dict(self.versions)
+        keyed = [
+            (store_key(p[0], self._vtag(p[0], versions)), self._vtag(p[0], versions), p, t, r) for p, t, r in checked
+        ]
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.executemany("DELETE FROM seats WHERE game_key = ?", [(p[0].key,) for p, _, _ in checked])
+            self.db.executemany("DELETE FROM seats WHERE game_key = ?", [(key,) for key, *_ in keyed])
             self.db.executemany(
-                "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO games ({GAME_COLUMNS}) VALUES ({', '.join('?' * 12)})",
                 [
                     (
-                        game.key,
+                        key,
                         "+".join(game.table),
                         game.deal,
                         game.rotation,
@@ -311,15 +555,18 @@ class Store:
                         text,
                         now,
                         duration_s,
+                        game.key,
+                        vtag,
+                        json.dumps({name: versions[name] for name in game.table} if vtag else {}, sort_keys=True),
                     )
-                    for (game, deal_seed, _, duration_s), text, _ in checked
+                    for key, vtag, (game, deal_seed, _, duration_s), text, _ in keyed
                 ],
             )
-            self.db.executemany(
-                "INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",  # a key twice in a batch: the last
+            self.db.executemany(  # a key twice in a batch: the last
+                f"INSERT OR REPLACE INTO seats ({SEAT_COLUMNS}) VALUES ({', '.join('?' * 9)})",
                 [
                     (
-                        game.key,
+                        key,
                         seat,
                         s.bot,
                         s.total,
@@ -327,8 +574,9 @@ class Store:
                         s.strikes,
                         int(s.forfeit),
                         json.dumps(list(s.round_scores)),
+                        s.version,
                     )
-                    for (game, _, _, _), _, results in checked
+                    for key, _, _, _, results in keyed
                     for seat, s in enumerate(results)
                 ],
             )
@@ -338,13 +586,16 @@ class Store:
         """Every stored game, in key order (so tables never depend on the finishing order)."""
         by_game: dict[str, list[SeatResult]] = {}
         rows = self.db.execute(
-            "SELECT game_key, bot, total, rank, strikes, forfeit, round_scores FROM seats ORDER BY game_key, seat"
+            "SELECT game_key, bot, total, rank, strikes, forfeit, round_scores, version FROM seats "
+            "ORDER BY game_key, seat"
         )
-        for key, bot, total, rank, strikes, forfeit, rounds in rows:
+        for key, bot, total, rank, strikes, forfeit, rounds, version in rows:
             by_game.setdefault(key, []).append(
-                SeatResult(bot, total, rank, strikes, bool(forfeit), tuple(json.loads(rounds)))
+                SeatResult(bot, total, rank, strikes, bool(forfeit), tuple(json.loads(rounds)), version)
             )
-        return [StoredGame(GameId.parse(key), tuple(seats)) for key, seats in sorted(by_game.items())]
+        return [
+            StoredGame(GameId.parse(key.partition("~")[0]), tuple(seats), key) for key, seats in sorted(by_game.items())
+        ]
 
     @_locked
     def record(self, key: str) -> dict[str, Any] | None:
@@ -354,6 +605,21 @@ class Store:
     @_locked
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    # ------------------------------------------------------------------ rounds
+
+    @_locked
+    def add_round(self, number: int, plan: Mapping[str, Any]) -> None:
+        """Store an adaptive schedule's round before it is played (a round stored once is never changed)."""
+        with self.db:
+            self.db.execute(
+                "INSERT OR IGNORE INTO rounds VALUES (?, ?, ?)", (number, time.time(), json.dumps(plan, sort_keys=True))
+            )
+
+    @_locked
+    def rounds(self) -> list[dict[str, Any]]:
+        """The stored rounds' plans, in order."""
+        return [dict(json.loads(row[0])) for row in self.db.execute("SELECT plan FROM rounds ORDER BY number")]
 
     # ------------------------------------------------------------------ faults
 
@@ -369,6 +635,38 @@ class Store:
     def faults(self) -> list[Fault]:
         rows = self.db.execute("SELECT at, bot, game_key, kind, detail FROM faults ORDER BY id")
         return [Fault(*row) for row in rows]
+
+
+#: The games table's columns, in their order in every store (schema 1's, then each migration's).
+GAME_COLUMNS: Final = (
+    "key, tbl, deal, rotation, seats, deal_seed, record, finished_at, duration_s, slot, vtag, versions"
+)
+SEAT_COLUMNS: Final = "game_key, seat, bot, total, rank, strikes, forfeit, round_scores, version"
+
+
+def _statements(script: str) -> list[str]:
+    """A migration's statements (``executescript`` would commit the transaction they must share)."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
+
+
+def _with_versions(record: Mapping[str, Any], seats: Sequence[str], versions: Mapping[str, str]) -> dict[str, Any]:
+    """The record with each seat's league version in ``meta.bots[i].version_id`` (``version`` stays what the bot
+    said in its Hello)."""
+    out = dict(record)
+    meta = dict(out.get("meta") or {})
+    listed = meta.get("bots")
+    bots = (
+        [dict(b) if isinstance(b, dict) else {"name": name} for b, name in zip(listed, seats)]
+        if isinstance(listed, list) and len(listed) == len(seats)
+        else [{"name": name} for name in seats]
+    )
+    for entry, name in zip(bots, seats, strict=True):
+        if name in versions:
+            entry["version_id"] = versions[name]
+    meta["bots"] = bots
+    out["meta"] = meta
+    return out
 
 
 def _differences(key: str, old: Any, new: Any) -> list[tuple[str, Any, Any]]:

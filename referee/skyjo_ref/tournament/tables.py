@@ -36,6 +36,7 @@ class BotRow:
     forfeits: int = 0
     pair_score: float = 0.0  # pairwise points (win 1, draw 0.5)
     pair_games: int = 0
+    version: str | None = None  # the bot's current version, in a store that knows versions
 
     @property
     def win_rate(self) -> float | None:
@@ -65,6 +66,7 @@ class BotRow:
             "forfeits": self.forfeits,
             "pair_score": round(self.pair_score, 6),
             "pair_games": self.pair_games,
+            **({"version": self.version} if self.version is not None else {}),
         }
 
 
@@ -130,6 +132,7 @@ class Tables:
     by_size: dict[int, list[SizeRow]] = field(default_factory=dict)
     #: Per table size, per seat: (games, mean share of the other seats beaten; 0.5 = no seat effect).
     seat_effects: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
+    versions: list[dict[str, Any]] = field(default_factory=list)  # every bot version's rating (versions.py)
 
     def to_json(self) -> dict[str, Any]:
         names = [r.name for r in self.rows]
@@ -160,6 +163,7 @@ class Tables:
                 for k, seats in sorted(self.seat_effects.items())
             },
             "notes": list(self.notes),
+            **({"versions": list(self.versions)} if self.versions else {}),
         }
 
 
