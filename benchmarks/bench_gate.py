@@ -41,7 +41,7 @@ from skyjo_ref.gate.luck import game_luck
 from skyjo_ref.gate.tracker import DRAW_CLIP, LuckFit
 from skyjo_ref.match.schedule import deal_seed
 from skyjo_ref.rules.engine import Game
-from skyjo_ref.tournament import sprt
+from skyjo_ref.stats import sprt
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "python"))

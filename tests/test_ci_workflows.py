@@ -289,7 +289,7 @@ def test_the_league_workflow_merges_its_shards_into_the_unsharded_tables(tmp_pat
     assert (league / "results.sqlite").is_file() and (league / "report.html").is_file()
     assert len(list((league / "games").glob("*.json"))) == len(list((whole / "unsharded" / "games").glob("*.json")))
     tables = next(s for s in emulator.steps if s.name == "Tables").output
-    assert "ci-league: Elo: Bradley-Terry Elo (greedy = 1500)" in tables  # plain lines in the job's log
+    assert "ci-league: Elo: Plackett-Luce Elo (greedy = 1500)" in tables  # plain lines in the job's log
 
 
 WORSE_BOT = '''\

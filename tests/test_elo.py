@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from skyjo_ref.tournament import elo
+from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import SeatResult, StoredGame
 from skyjo_ref.tournament.tables import compute

@@ -1,4 +1,5 @@
-"""The execution layer imports downwards only: never the tournament, the gate, the CLI or ratings."""
+"""Imports point downwards: the execution layer never imports the tournament, the gate, the CLI or ratings;
+the statistics room (skyjo_ref.stats) imports nothing of skyjo_ref at all."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ import ast
 from pathlib import Path
 
 import skyjo_ref.execution
+import skyjo_ref.stats
 
 PACKAGE = Path(skyjo_ref.execution.__file__).parent
 #: What the execution layer must never import (it sits below them, and knows nothing of ratings).
-FORBIDDEN = ("skyjo_ref.tournament", "skyjo_ref.gate", "skyjo_ref.cli", "skyjo_ref.report")
+FORBIDDEN = ("skyjo_ref.tournament", "skyjo_ref.gate", "skyjo_ref.cli", "skyjo_ref.report", "skyjo_ref.stats")
 RATINGS = ("elo", "sprt", "tables", "rating")
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """Every module ``path`` imports (absolute names; relative imports resolved against the package)."""
+def imported_modules(path: Path, package: str = "skyjo_ref.execution") -> list[tuple[int, str]]:
+    """Every module ``path`` imports (absolute names; relative imports resolved against ``package``)."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -22,7 +24,7 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = "skyjo_ref.execution".rsplit(".", node.level - 1)[0]
+                parent = package.rsplit(".", node.level - 1)[0]
                 base = f"{parent}.{base}" if base else parent
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return found
@@ -48,3 +50,17 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     )
     names = [name for _, name in imported_modules(source)]
     assert names == ["skyjo_ref.tournament.runner.run", "skyjo_ref.gate.spec"]
+
+
+def test_the_statistics_room_imports_nothing_of_skyjo_ref() -> None:
+    """Pure functions over numbers: the tournament, the gate and the report read stats, never the reverse."""
+    folder = Path(skyjo_ref.stats.__file__).parent
+    files = sorted(folder.glob("*.py"))
+    assert {f.name for f in files} >= {"sprt.py", "bradley_terry.py"}
+    wrong = [
+        f"{path.name}:{line}: {name}"
+        for path in files
+        for line, name in imported_modules(path, "skyjo_ref.stats")
+        if name.startswith(("skyjo_ref", "skyjo_bot", "skyjo_proto")) and not name.startswith("skyjo_ref.stats")
+    ]
+    assert wrong == []

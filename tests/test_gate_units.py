@@ -14,7 +14,7 @@ from skyjo_ref.gate.spec import GateSpec, table_names
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import parse_bot_spec
 from skyjo_ref.rules.engine import Game
-from skyjo_ref.tournament import sprt
+from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import SeatResult, StoredGame
 

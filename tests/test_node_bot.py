@@ -107,6 +107,7 @@ def test_node_bot_in_a_tournament_against_python_bots(tmp_path: Path) -> None:
               - name: node
                 command: [{json.dumps(node)}, bot.js]
                 cwd: {json.dumps(str(NODE_DIR))}
+                root: {json.dumps(str(NODE_DIR.parents[1]))}  # isolated, it sees the folder with the bot and the proto
             """
         )
     )

@@ -260,7 +260,7 @@ def test_rating_history_marks_runs_where_the_store_paused(tmp_path: Path) -> Non
 def test_the_gate_summary_says_what_the_gate_prints() -> None:
     """Stop bounds, nElo and LOS: taken from the gate when it stored them, else computed by the gate's own code."""
     from skyjo_ref.report.data import gate_summary
-    from skyjo_ref.tournament import sprt
+    from skyjo_ref.stats import sprt
 
     old = {"alpha": 0.05, "beta": 0.05, "pentanomial": [1, 4, 10, 15, 10], "history": [[2, -0.5], [4, 1.0], [6, 2.0]]}
     summary = gate_summary(old)

@@ -35,7 +35,7 @@ from skyjo_ref.bots import make_builtin
 from skyjo_ref.match import GameSetup, InProcessSeat, play_game
 from skyjo_ref.records import save
 from skyjo_ref.report import ReportOptions, collect, render, write_game, write_report
-from skyjo_ref.tournament import sprt
+from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
 

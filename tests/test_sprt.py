@@ -1,4 +1,4 @@
-"""The gate's statistics (skyjo_ref.tournament.sprt): against an independent implementation, and by simulation."""
+"""The gate's statistics (skyjo_ref.stats.sprt): against an independent implementation, and by simulation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 from collections.abc import Callable, Sequence
 
 import pytest
-from skyjo_ref.tournament import sprt
+from skyjo_ref.stats import sprt
 
 VALUES = sprt.PAIR_SCORES
 

@@ -43,6 +43,11 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     ("too_few_bots", "players_per_game: 3\n" + GOOD_BOTS, [":1:", "players_per_game", "only 2 bots"]),
     ("players_out_of_range", "players_per_game: 9\n" + GOOD_BOTS, ["players_per_game", "from 2 to 8", "9"]),
+    (
+        "unknown_seating",
+        "seating: balance\n" + GOOD_BOTS,
+        [":1:", "seating", "'balance'", "expected one of rotations, balanced", "2 at 2 players for balanced"],
+    ),
     ("bad_deals", "deals: 0\n" + GOOD_BOTS, [":1:", "deals", "integer from 1"]),
     ("bad_concurrency", "concurrency: many\n" + GOOD_BOTS, ["concurrency", "expected an integer"]),
     ("bad_connect_timeout", "connect_timeout_s: 0\n" + GOOD_BOTS, ["connect_timeout_s", "seconds"]),

@@ -248,7 +248,8 @@ def test_four_bots_three_players_with_a_command_bot(tmp_path: Path) -> None:
     cwd: bots
     env: {{TAKE_MAX: 5}}
 """
-    write_config(folder, bots, k=3, deals=1, rating="{anchor: random, elo: 1000, bootstrap: 50}")
+    path = write_config(folder, bots, k=3, deals=1, rating="{anchor: random, elo: 1000, bootstrap: 50}")
+    path.write_text("seating: rotations\n" + path.read_text(), encoding="utf-8")  # 3 games a block, not 6
     result = cli("tournament", "league.yaml", "--json", "tables.json", cwd=folder)
     assert result.returncode == 0, result.stderr
     data = tables_json(folder / "tables.json")
@@ -626,5 +627,5 @@ def test_live_display_on_a_terminal(tmp_path: Path) -> None:
     assert proc.wait(timeout=60) == 0
     screen = b"".join(chunks).decode("utf-8", "replace")
     assert "games" in screen and "18/18" in screen  # the progress bar reached the end
-    assert "Bradley-Terry Elo" in screen and "head to head" in screen
+    assert "Plackett-Luce Elo" in screen and "head to head" in screen
     assert "Traceback" not in screen

@@ -223,7 +223,7 @@ def test_a_sample_through_the_cli_then_a_new_bot(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
     six = BOTS + "  - {name: random2, builtin: random}\n  - {name: greedy3, builtin: greedy}\n"
     path = write_config(folder, six, k=3, deals=1)
-    text = path.read_text().replace("bots:\n", "schedule: sampled\nmeetings: 1\nbots:\n")
+    text = path.read_text().replace("bots:\n", "schedule: sampled\nmeetings: 1\nseating: rotations\nbots:\n")
     path.write_text(text)
     first = cli("tournament", str(path), "--json", "first.json", "--plain", cwd=folder)
     assert first.returncode == 0, first.stderr
@@ -243,3 +243,23 @@ def test_a_sample_through_the_cli_then_a_new_bot(tmp_path: Path) -> None:
     assert data["games"] == 3 * len(tables | grown)  # every stored game is rated
     assert data["tournament"]["already_stored"] == 3 * len(tables & grown)
     assert data["tournament"]["played_now"] == 3 * len(grown - tables)
+
+
+def test_a_balanced_league_at_three_players_then_the_rotations_it_contains(tmp_path: Path) -> None:
+    """Balanced: 6 games a block, stored with the design's seats; the rotations design finds them all played."""
+    folder = setup_folder(tmp_path)
+    three = "  - {name: g1, builtin: greedy}\n  - {name: g2, builtin: greedy}\n  - {name: r, builtin: random}\n"
+    path = write_config(folder, three, k=3, deals=1)
+    first = cli("tournament", str(path), "--json", "out.json", "--plain", cwd=folder)
+    assert first.returncode == 0, first.stderr
+    db = folder / "out" / "results.sqlite"
+    with sqlite3.connect(db) as conn:
+        seats = {rotation: json.loads(s) for rotation, s in conn.execute("SELECT rotation, seats FROM games")}
+    assert sorted(seats) == list(range(6))
+    after = Counter((s[i], s[(i + 1) % 3]) for s in seats.values() for i in range(3))
+    assert set(after.values()) == {3} and len(after) == 6  # every ordered pair neighbours 3 times
+    path.write_text("seating: rotations\n" + path.read_text(), encoding="utf-8")
+    second = cli("tournament", str(path), "--json", "again.json", "--plain", cwd=folder)
+    assert second.returncode == 0, second.stderr
+    data = json.loads((folder / "again.json").read_text())
+    assert data["tournament"]["played_now"] == 0 and data["tournament"]["scheduled"] == 3

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Final
 
 import typer
 from rich.console import Console
-from skyjo_bot.types import TimeControl
+from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, TimeControl
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
@@ -58,10 +58,10 @@ from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, Gate
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.sandbox import Isolation
+from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
-from skyjo_ref.tournament.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
 from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
@@ -194,6 +194,14 @@ def gate(
     executor_text: ExecutorOption = None,
     in_process: InProcessOption = False,
     isolation_text: IsolationOption = None,
+    players: Annotated[
+        int,
+        typer.Option(
+            "--players",
+            "-k",
+            help="Seats at the table: the candidate against players-1 copies of the baseline (2-8).",
+        ),
+    ] = 2,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -209,6 +217,14 @@ def gate(
     for note in in_process_notes((cand, base), in_process):
         typer.echo(note, err=True)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise errors.UserError(f"--players {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
+    if luck_adjust and players != 2:
+        raise errors.UserError(f"--luck-adjust works at 2 players only (its luck features), not --players {players}")
+    if players != 2 and hypotheses.model != "logistic":
+        raise errors.UserError(f"--players {players} works with --elo-model logistic only (Elo at K players)")
+    if max_games < players:
+        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {players} games")
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
     rule_set = rules_from_cli(rules, option or [])
@@ -242,6 +258,7 @@ def gate(
         output=folder,
         luck=luck_adjust,
         shard=shard,
+        players=players,
     )
     backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
     store = _open_store(spec, new, stderr)
@@ -325,7 +342,7 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
         store.close()
         raise errors.UserError(str(exc)) from None
     store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
-    store.set_info("bots", list(spec.names))
+    store.set_info("bots", list(spec.seat_names))
     store.set_info("rating", {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed})
     return store
 

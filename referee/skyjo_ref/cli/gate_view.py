@@ -31,7 +31,7 @@ def status_line(info: Mapping[str, Any], played: int | None = None) -> str:
     lower, upper = info["stop_bounds"] if info.get("shard") else info["bounds"]
     elo_lo, elo_hi = info["elo_ci"]
     line = (
-        f"games {info['games']}  Ptnml(0-2) {info['pentanomial']}  "
+        f"games {info['games']}  {_counts(info)}  "
         f"LLR {info['llr']:.2f} ({lower:.2f}, {upper:.2f})  "
         f"Elo {info['elo']:.1f} +/- {(elo_hi - elo_lo) / 2:.1f}"
     )
@@ -99,10 +99,12 @@ def final_lines(info: Mapping[str, Any]) -> list[str]:
     elo_lo, elo_hi = info["elo_ci"]
     nelo_lo, nelo_hi = info["nelo_ci"]
     games = info["games"]
+    k = info.get("players", 2)
+    against = "(baseline)" if k == 2 else f"(baseline, {k - 1} copies at {k}-player tables)"
     lines = [
-        f"Gate: {info['candidate']} (candidate) vs {info['baseline']} (baseline): {games} games "
-        f"({games // 2} deals, both seatings), seed {info['seed']}",
-        f"Ptnml(0-2): [{', '.join(str(c) for c in info['pentanomial'])}]",
+        f"Gate: {info['candidate']} (candidate) vs {info['baseline']} {against}: {games} games "
+        f"({_deals(info)}), seed {info['seed']}",
+        _counts(info, long=True),
         f"LLR: {llr:.2f} ({percent:.1f}%) ({lower:.2f}, {upper:.2f}) [{info['elo0']:.2f}, {info['elo1']:.2f}]"
         + (" (normalized Elo)" if info.get("elo_model") == "normalized" else ""),
         f"Elo: {info['elo']:.2f} +/- {(elo_hi - elo_lo) / 2:.2f}, nElo: {info['nelo']:.2f} +/- "
@@ -124,6 +126,26 @@ def final_lines(info: Mapping[str, Any]) -> list[str]:
     else:
         lines.append(f"Verdict: {VERDICT_WORDS[info['verdict']]}: {explain(info)}")
     return lines
+
+
+def _deals(info: Mapping[str, Any]) -> str:
+    k = info.get("players", 2)
+    return f"{info['games'] // k} deals, " + ("both seatings" if k == 2 else f"the candidate in each of {k} seats")
+
+
+def _counts(info: Mapping[str, Any], long: bool = False) -> str:
+    """The pentanomial at two players; at K, the block scores in quarters (the test uses their mean and variance)."""
+    if info.get("pentanomial") is not None:
+        counts = info["pentanomial"]
+        return f"Ptnml(0-2): [{', '.join(str(c) for c in counts)}]" if long else f"Ptnml(0-2) {counts}"
+    counts = info.get("block_scores") or []
+    return f"Blocks(0-1 by 1/4): [{', '.join(str(c) for c in counts)}]" if long else f"Blocks {counts}"
+
+
+def _counts_row(info: Mapping[str, Any]) -> tuple[str, str]:
+    if info.get("pentanomial") is not None:
+        return ("Ptnml(0-2)", f"`{info['pentanomial']}`")
+    return ("Block scores (0-1 by 1/4)", f"`{info.get('block_scores')}`")
 
 
 def explain(info: Mapping[str, Any]) -> str:
@@ -152,8 +174,8 @@ def markdown(info: Mapping[str, Any], extra: Mapping[str, Any]) -> str:
     )
     rows = [
         ("Verdict", verdict),
-        ("Games", f"{info['games']} ({info['games'] // 2} deals, both seatings)"),
-        ("Ptnml(0-2)", f"`{info['pentanomial']}`"),
+        ("Games", f"{info['games']} ({_deals(info)})"),
+        _counts_row(info),
         ("LLR", f"{info['llr']:.2f}, bounds ({lower:.2f}, {upper:.2f}), Elo [{info['elo0']:g}, {info['elo1']:g}]"),
         ("Elo", f"{info['elo']:.1f} (95% {elo_lo:.1f} to {elo_hi:.1f})"),
         ("nElo", f"{info['nelo']:.1f}"),

@@ -24,7 +24,7 @@ import typer
 
 from skyjo_ref.cli import errors
 from skyjo_ref.tournament.incidents import BotIncidents
-from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
 
 #: ``--markdown FILE`` as every command that writes a summary takes it.
 MarkdownOption = Annotated[
@@ -191,13 +191,21 @@ def summary(
     line = incidents_line(found)
     out += [line or "✅ No bot forfeited, was struck or crashed.", ""]
     anchor = f"`{tables.anchor}` = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    about = f"{tables.games} games in {tables.blocks} duplicate blocks; Bradley-Terry Elo ({anchor})"
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    about = f"{tables.games} games in {tables.blocks} duplicate blocks; {model} Elo ({anchor})"
     if tables.bootstrap:
         about += f", 95% intervals from {tables.bootstrap} bootstrap resamples of the blocks"
     out += [about + ".", ""]
     if facts:
         out += [" · ".join(f"{key}: {cell(value)}" for key, value in facts.items()), ""]
     out += ["### Leaderboard", "", *leaderboard(tables, found), ""]
+    for k, rows in sorted(tables.by_size.items()):
+        out += [f"### {k} players ({model} Elo from the {k}-player games alone)", ""]
+        out += ["| bot | Elo | 95% CI | games |", "|---|--:|--:|--:|"]
+        for r in rows:
+            ci = "-" if r.elo_low is None or r.elo_high is None else f"{_num(r.elo_low)} to {_num(r.elo_high)}"
+            out.append(f"| {code(r.name)} | {_num(r.elo)} | {ci} | {r.games} |")
+        out.append("")
     matrix = head_to_head(tables)
     if matrix:
         out += ["### Head to head", "", *matrix, ""]

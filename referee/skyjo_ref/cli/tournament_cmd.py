@@ -99,6 +99,8 @@ def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
             "elo": config.rating.elo,
             "bootstrap": config.rating.bootstrap,
             "interval_seed": config.rating.interval_seed,
+            "model": config.rating.model,
+            "interval": config.rating.interval,
         },
     )
     store.set_info("bots", list(config.bot_names))
@@ -488,4 +490,6 @@ def store_tables(
         anchor_elo=elo if elo is not None else 1500.0 if pool_mean else float(saved.get("elo", 1500.0)),
         bootstrap=bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
         interval_seed=saved.get("interval_seed", 0),
+        model=saved.get("model", "bradley-terry"),  # a store from before the choice was rated pairwise
+        interval=saved.get("interval", "percentile"),
     )

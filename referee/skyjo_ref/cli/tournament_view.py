@@ -23,7 +23,7 @@ from rich.text import Text
 
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.tournament.store import StoredGame
-from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
 from skyjo_ref.tournament.versions import short
 
 
@@ -34,9 +34,8 @@ def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
 def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> Table:
     """The Elo table: one row per bot, best first."""
     anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    caption = (
-        None if live else f"Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
-    )
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    caption = None if live else f"{model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     table = Table(
         title=title,
         caption=caption,
@@ -126,6 +125,29 @@ def head_to_head_table(tables: Tables) -> Table:
     return head_to_head_tables(tables, width=10**6)[0]
 
 
+def size_tables(tables: Tables) -> list[Table]:
+    """A league of mixed table sizes: each size's own Elo table (from that size's games alone)."""
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    out = []
+    for k, rows in sorted(tables.by_size.items()):
+        table = Table(
+            title=f"{k} players",
+            caption=f"{model} Elo from the {k}-player games alone",
+            caption_justify="left",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        for name in ("bot", "Elo", "95% CI", "games"):
+            table.add_column(name, justify="left" if name == "bot" else "right", no_wrap=True)
+        for r in rows:
+            ci = "-" if r.elo_low is None or r.elo_high is None else f"{r.elo_low:.0f}-{r.elo_high:.0f}"
+            table.add_row(r.name, _fmt(r.elo, 0), ci, str(r.games))
+        out.append(table)
+    return out
+
+
 def _plain_tables(console: Console, tables: Tables, title: str) -> None:
     """Tab-separated lines for pipes and CI logs: no boxes, every number."""
     anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
@@ -151,8 +173,17 @@ def _plain_tables(console: Console, tables: Tables, title: str) -> None:
         ]
         for row in tables.rows
     ]
-    heading = f"{title}: Bradley-Terry Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    heading = f"{title}: {model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     print_table(console, heading, columns, rows)
+    for k, size_rows in sorted(tables.by_size.items()):
+        console.print("", markup=False)
+        print_table(
+            console,
+            f"{k} players: {model} Elo from the {k}-player games alone",
+            ["bot", "Elo", "Elo_low", "Elo_high", "games"],
+            [[r.name, _fmt(r.elo, 0), _fmt(r.elo_low, 0), _fmt(r.elo_high, 0), str(r.games)] for r in size_rows],
+        )
     if len(tables.rows) > 1:
         names = [r.name for r in tables.rows]
         matrix = [[str(i + 1), a, *(_h2h_cell(tables, a, b) for b in names)] for i, a in enumerate(names)]
@@ -171,6 +202,8 @@ def render_tables(console: Console, tables: Tables, title: str) -> None:
         _plain_tables(console, tables, title)
     else:
         console.print(elo_table(tables, title=title))
+        for table in size_tables(tables):
+            console.print(table)
         if len(tables.rows) > 1:
             for table in head_to_head_tables(tables, console.width):
                 console.print(table)

@@ -162,7 +162,9 @@ class BotPool:
                 hidden=tuple(
                     p for p in (*self._hidden, *others) if not any(p == o or o.is_relative_to(p) for o in own)
                 ),
-                cwd=files.root,
+                cwd=spec.cwd
+                if spec.cwd is not None and files.root is not None and inside(spec.cwd, files.root)
+                else files.root,
                 tmp_mb=limits.file_size_mb + 1 if limits.file_size_mb is not None else DEFAULT_TMP_MB,
                 network=bool(spec.sandbox.network),
             )
@@ -403,6 +405,10 @@ class BotPool:
         kind = kind or ("crash" if fault.limit is None else "limit")
         self.store.add_fault(worker.bot, kind, detail + stored_end, worker.game_key)
         self.observer.note(f"bot {worker.bot}: {detail}{told_end}")
+
+
+def inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 def _paths(files: BotFiles) -> list[Path]:

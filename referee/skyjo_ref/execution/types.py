@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.players import BotSpec
+from skyjo_ref.seating import seat_order
 
 
 class RunUnfinished(RuntimeError):
@@ -28,7 +29,12 @@ class BotCannotRun(RunUnfinished):
 
 @dataclass(frozen=True, slots=True, order=True)
 class GameId:
-    """One game of the schedule: a table of bots (sorted names), a deal and a seat rotation."""
+    """One game of the schedule: a table of bots (sorted names), a deal and a seating.
+
+    ``rotation`` indexes the fixed seatings of the table's size
+    (:func:`skyjo_ref.seating.seat_order`): below ``k`` the cyclic rotations, so
+    a key says who sat where whatever design (rotations or balanced) played it.
+    """
 
     table: tuple[str, ...]
     deal: int
@@ -41,13 +47,12 @@ class GameId:
 
     @property
     def seats(self) -> tuple[str, ...]:
-        """Bot names in seat order: the table rotated left by ``rotation``."""
-        r = self.rotation
-        return self.table[r:] + self.table[:r]
+        """Bot names in seat order: seating ``rotation`` of the table (below ``k``: rotated left by it)."""
+        return tuple(self.table[i] for i in seat_order(len(self.table), self.rotation))
 
     @property
     def block(self) -> tuple[tuple[str, ...], int]:
-        """The duplicate block: a table and a deal, all rotations together."""
+        """The duplicate block: a table and a deal, all its seatings together."""
         return (self.table, self.deal)
 
     @classmethod

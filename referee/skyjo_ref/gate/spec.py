@@ -1,11 +1,12 @@
 """What a gate is: candidate and baseline, the hypotheses, rules and clock, seed, cap — and what its store means.
 
-A gate is a two-player duplicate match played as a tournament store holds it:
-each deal ``d`` is one block of two games (``GameId(table, d, 0)`` and
-``GameId(table, d, 1)``, the candidate once in each seat, same cards).
-Multi-player tables are not gated: with more seats the other bots' play
-mixes into the candidate-versus-baseline comparison, and no pentanomial
-model applies (docs/gate.md).
+A gate is a duplicate match played as a tournament store holds it: each deal
+``d`` is one block of games on the same cards, the candidate once in each
+seat. At two players the block is ``GameId(table, d, 0)`` and
+``GameId(table, d, 1)``. At ``K`` players (``players``) the table is the
+candidate and ``K - 1`` copies of the baseline (``name.1``, ``name.2``, ...),
+and the block is the ``K`` rotations: the copies are the same bot, so the
+candidate in each seat is every seating that differs (docs/gate.md).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.players import BotSpec
+from skyjo_ref.stats.sprt import Hypotheses
 from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.sprt import Hypotheses
 
 FORMAT: Final = "skyjo-gate/1"
 
@@ -77,18 +78,28 @@ class GateSpec:
     luck: bool = False
     connect_timeout_s: float = 30.0
     shard: Shard | None = None  # play only this shard's deals (see docs/gate.md, "Shards")
+    players: int = 2  # seats at the table: the candidate and players - 1 copies of the baseline
 
     @property
     def names(self) -> tuple[str, str]:
+        """The candidate's and the baseline's names (at K players, the copies' common stem)."""
         return table_names(self.candidate, self.baseline)
 
     @property
+    def seat_names(self) -> tuple[str, ...]:
+        """Every bot at the table: the candidate, then the baseline (or its ``players - 1`` copies)."""
+        cand, base = self.names
+        if self.players == 2:
+            return (cand, base)
+        return (cand, *(f"{base}.{i}" for i in range(1, self.players)))
+
+    @property
     def max_blocks(self) -> int:
-        return self.max_games // 2
+        return self.max_games // self.players
 
     @property
     def table(self) -> tuple[str, ...]:
-        return tuple(sorted(self.names))
+        return tuple(sorted(self.seat_names))
 
     def deals(self) -> list[int]:
         """The deals this gate counts, in order (a shard's: every N-th)."""
@@ -98,8 +109,8 @@ class GateSpec:
         return [d for d in every if d % self.shard.count == self.shard.index - 1]
 
     def games(self) -> list[GameId]:
-        """The schedule: deal by deal, both seatings of a deal together."""
-        return [GameId(self.table, deal, rotation) for deal in self.deals() for rotation in (0, 1)]
+        """The schedule: deal by deal, the seatings of a deal (its rotations) together."""
+        return [GameId(self.table, deal, rotation) for deal in self.deals() for rotation in range(self.players)]
 
     def seed_of(self, game: GameId) -> str:
         return deal_match_seed(self.seed, game.deal)
@@ -113,12 +124,14 @@ class GateSpec:
         """
         h = self.hypotheses
         cand, base = self.names
+        more = {} if self.players == 2 else {"seats": list(self.seat_names)}
         return {
+            **more,
             "format": FORMAT,
             "candidate": {"name": cand, **_identity(self.candidate)},
             "baseline": {"name": base, **_identity(self.baseline)},
             "rules": self.rules.options(),
-            "players_per_game": 2,
+            "players_per_game": self.players,
             "time_control": {key: getattr(self.time_control, key) for key in TimeControl.KEYS},
             "seed": self.seed,
             "elo0": h.elo0,
@@ -130,13 +143,13 @@ class GateSpec:
         }
 
     def tournament_config(self) -> TournamentConfig:
-        """The same games as a two-bot tournament config: what the referee backend plays from."""
-        cand, base = self.names
+        """The same games as a tournament config of the table's bots: what the referee backend plays from."""
+        cand = self.names[0]
         return TournamentConfig(
             path=self.output / "gate",
             name="gate",
             rules=self.rules,
-            players_per_game=2,
+            players_per_game=self.players,
             deals=max(self.max_blocks, 1),
             seed=self.seed,
             concurrency=self.concurrency,
@@ -145,5 +158,9 @@ class GateSpec:
             output=self.output,
             referee=RefereeConfig(),
             rating=RatingConfig(bootstrap=0),
-            bots=(dataclasses.replace(self.candidate, name=cand), dataclasses.replace(self.baseline, name=base)),
+            bots=(
+                dataclasses.replace(self.candidate, name=cand),
+                *(dataclasses.replace(self.baseline, name=name) for name in self.seat_names[1:]),
+            ),
+            seating="rotations",
         )

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from skyjo_ref.gate.luck import record_luck
 from skyjo_ref.gate.spec import GateSpec
-from skyjo_ref.tournament import sprt
+from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import StoredGame
 
 #: Luck features per block (candidate's and baseline's draw luck, their reveal luck).
@@ -87,6 +87,48 @@ class LuckFit:
         return sprt.normal_llr(self.n, mean, shrunk, s0, s1)
 
 
+@dataclass(slots=True)
+class Moments:
+    """Running mean and variance of K-player block scores."""
+
+    n: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        self.total += x
+        self.squares += x * x
+
+    def moments(self) -> tuple[float, float]:
+        if self.n == 0:
+            return 0.5, 0.0
+        mean = self.total / self.n
+        return mean, max(self.squares / self.n - mean * mean, 0.0) * self.n / max(self.n - 1, 1)
+
+
+def game_score(ranks: Sequence[int], mine: int) -> float:
+    """The candidate's score in one game: the share of the other seats it finished ahead of (a tie half).
+
+    At two players a win, a draw or a loss (1, 0.5, 0); at K players its
+    expectation is the chance to finish ahead of one baseline copy, which is
+    what "Elo at K players" measures (docs/gate.md).
+    """
+    others = [r for i, r in enumerate(ranks) if i != mine]
+    points = sum(1.0 if ranks[mine] < r else 0.5 if ranks[mine] == r else 0.0 for r in others)
+    return points / len(others)
+
+
+def shrunk_llr(n: int, mean: float, var: float, s0: float, s1: float, players: int) -> float:
+    """The normal-approximation LLR with the block variance shrunk toward a prior (see :data:`PRIOR_VARIANCE`).
+
+    A K-player block averages K games: its prior variance is ``PRIOR_VARIANCE x 2 / K``.
+    """
+    prior = PRIOR_VARIANCE * 2.0 / players
+    shrunk = (n * var + PRIOR_BLOCKS * prior) / (n + PRIOR_BLOCKS)
+    return sprt.normal_llr(n, mean, shrunk, s0, s1)
+
+
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     n = len(b)
     m = [[*row, rhs] for row, rhs in zip(a, b)]
@@ -122,6 +164,7 @@ class GateTracker:
         self.history: list[float] = []
         self.overshoot = sprt.Overshoot()
         self.moments = LuckFit()
+        self.plain = Moments()  # K-player block scores
         self.decision = sprt.Decision(0.0, *self.hypotheses.bounds, "running")
         s0, s1 = (sprt.score_of(e) for e in (self.hypotheses.elo0, self.hypotheses.elo1))
         self.scores = (s0, s1)
@@ -139,7 +182,7 @@ class GateTracker:
 
     @property
     def games(self) -> int:
-        return 2 * self.blocks
+        return self.spec.players * self.blocks
 
     @property
     def done(self) -> bool:
@@ -154,7 +197,8 @@ class GateTracker:
 
     def add(self, game: StoredGame, record: Mapping[str, Any] | None) -> bool:
         """Take one finished game; True when it completed blocks that were counted."""
-        if game.id.table != self.spec.table or game.id.rotation not in (0, 1):
+        k = self.spec.players
+        if game.id.table != self.spec.table or not 0 <= game.id.rotation < k:
             return False
         deal = game.id.deal
         shard = self.spec.shard
@@ -163,8 +207,8 @@ class GateTracker:
         seats = [s.bot for s in game.seats]
         mine = seats.index(self.candidate)
         ranks = [s.rank for s in game.seats]
-        other = 1 - mine
-        score = 1.0 if ranks[mine] < ranks[other] else 0.5 if ranks[mine] == ranks[other] else 0.0
+        other = 1 - mine  # (two players; the luck features are measured there only)
+        score = game_score(ranks, mine)
         luck: tuple[float, ...] = ()
         if self.spec.luck:
             if record is None:
@@ -173,12 +217,35 @@ class GateTracker:
             luck = (measured.draw[mine], measured.draw[other], measured.reveal[mine], measured.reveal[other])
         self.pending.setdefault(deal, {})[game.id.rotation] = _Game(score, luck)
         counted = False
-        while not self.done and len(self.pending.get(self.next_deal, {})) == 2:
-            pair = self.pending.pop(self.next_deal)
-            self._count(pair[0], pair[1])
+        while not self.done and len(self.pending.get(self.next_deal, {})) == k:
+            block = self.pending.pop(self.next_deal)
+            if k == 2:
+                self._count(block[0], block[1])
+            else:
+                self._count_table([block[r].score for r in range(k)])
             self.position += 1
             counted = True
         return counted
+
+    def _count_table(self, scores: Sequence[float]) -> None:
+        """A K-player block: its score is the candidate's mean game score, in [0, 1]; normal-approximation LLR."""
+        block = sum(scores) / len(scores)
+        self.plain.add(block)
+        self.counts[min(4, round(block * 4))] += 1  # a histogram of block scores (quarters), for display
+        mean, var = self.plain.moments()
+        value = shrunk_llr(self.plain.n, mean, var, *self.scores, len(scores))
+        self._decide(value)
+
+    def _decide(self, value: float) -> None:
+        h = self.hypotheses
+        self.history.append(value)
+        self.overshoot.add(value)
+        if self.spec.shard is None:
+            self.decision = sprt.decide_at(value, self.overshoot, h)
+        else:  # a shard stops at 1/N of a bound: LLRs of independent blocks add up (docs/gate.md, "Shards")
+            lower, upper = (bound / self.spec.shard.count for bound in h.bounds)
+            verdict: sprt.Verdict = "rejected" if value < lower else "accepted" if value > upper else "running"
+            self.decision = sprt.Decision(value, lower, upper, verdict)
 
     def _count(self, first: _Game, second: _Game) -> None:
         block = first.score + second.score
@@ -189,18 +256,13 @@ class GateTracker:
             value = self.moments.llr(*self.scores)
         else:
             value = sprt.llr(self.counts, h.elo0, h.elo1, h.model)
-        self.history.append(value)
-        self.overshoot.add(value)
-        if self.spec.shard is None:
-            self.decision = sprt.decide_at(value, self.overshoot, h)
-        else:  # a shard stops at 1/N of a bound: LLRs of independent blocks add up (docs/gate.md, "Shards")
-            lower, upper = (bound / self.spec.shard.count for bound in h.bounds)
-            verdict: sprt.Verdict = "rejected" if value < lower else "accepted" if value > upper else "running"
-            self.decision = sprt.Decision(value, lower, upper, verdict)
+        self._decide(value)
 
     # -------------------------------------------------------------------- output
 
     def estimate(self) -> sprt.Estimate:
+        if self.spec.players > 2:
+            return sprt.estimate_from_moments(self.plain.n, *self.plain.moments())
         if self.spec.luck and self.moments.n:
             mean, var = self.moments.adjusted()
             return sprt.estimate_from_moments(self.moments.n, mean, var)
@@ -223,7 +285,9 @@ class GateTracker:
             "bounds": [lower, upper],
             "stop_bounds": [self.decision.lower, self.decision.upper],
             "llr": self.decision.llr,
-            "pentanomial": list(self.counts),
+            "players": self.spec.players,
+            "pentanomial": list(self.counts) if self.spec.players == 2 else None,
+            "block_scores": None if self.spec.players == 2 else list(self.counts),
             "games": self.games,
             "elo": est.elo,
             "elo_ci": [est.elo_low, est.elo_high],
@@ -235,5 +299,5 @@ class GateTracker:
             "max_games": self.spec.max_games,
             "seed": self.spec.seed,
             "shard": None if self.spec.shard is None else self.spec.shard.label,
-            "history": [[2 * (k + 1), value] for k, value in enumerate(self.history)],
+            "history": [[self.spec.players * (k + 1), value] for k, value in enumerate(self.history)],
         }

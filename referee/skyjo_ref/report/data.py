@@ -18,7 +18,8 @@ from typing import Any, Final
 
 from skyjo_bot.types import PRESETS
 
-from skyjo_ref.tournament import elo, sprt
+from skyjo_ref.stats import bradley_terry as elo
+from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
 from skyjo_ref.tournament.tables import PRIOR, compute
 from skyjo_ref.tournament.versions import current_table, current_view
@@ -448,7 +449,7 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
 def gate_summary(info: Mapping[str, Any]) -> dict[str, Any]:
     """The gate's stored info, completed with what an older gate did not store (stop bounds, nElo, LOS).
 
-    Computed with the gate's own functions (:mod:`skyjo_ref.tournament.sprt`),
+    Computed with the gate's own functions (:mod:`skyjo_ref.stats.sprt`),
     so the page says what ``skyjo-ref gate`` prints.
     """
     out = dict(info)

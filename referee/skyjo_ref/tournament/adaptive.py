@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from skyjo_ref.tournament import elo
+from skyjo_ref.seating import block_size
+from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.tournament.league import sampled_tables
 from skyjo_ref.tournament.schedule import GameId
 
@@ -106,8 +107,9 @@ class Plan:
     blocks: list[tuple[tuple[str, ...], int]]
     why: list[dict[str, Any]] = field(default_factory=list)
 
-    def games(self, players_per_game: int) -> list[GameId]:
-        return [GameId(table, deal, r) for table, deal in self.blocks for r in range(players_per_game)]
+    def games(self, seating: str) -> list[GameId]:
+        """The round's games: each block in its table's seat design (skyjo_ref.seating)."""
+        return [GameId(table, deal, r) for table, deal in self.blocks for r in range(block_size(len(table), seating))]
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "blocks": [[list(t), d] for t, d in self.blocks], "why": self.why}

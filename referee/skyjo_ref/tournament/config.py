@@ -42,12 +42,20 @@ from skyjo_ref.sandbox import (
     default_isolation,
     merge,
 )
+from skyjo_ref.seating import SEATINGS, block_size
 from skyjo_ref.server.guard import token_problem
+from skyjo_ref.stats.bootstrap import INTERVAL_METHODS
 from skyjo_ref.tournament.adaptive import AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.secret import SecretError, read_secret
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
+#: The rating models (docs/tournaments.md, "Elo": why Plackett-Luce is the default).
+RATING_MODELS: Final = ("plackett-luce", "bradley-terry")
+DEFAULT_MODEL: Final = "plackett-luce"
+DEFAULT_INTERVAL: Final = "normal"
+#: The seat design when a config names none (docs/tournaments.md, "Seatings": why balanced).
+DEFAULT_SEATING: Final = "balanced"
 #: Bot names become parts of game keys and file names: keep them plain.
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -57,6 +65,7 @@ TOP_KEYS: Final = (
     "players_per_game",
     "deals",
     "schedule",
+    "seating",
     "challengers",
     "meetings",
     "adaptive",
@@ -75,7 +84,7 @@ TOP_KEYS: Final = (
     "isolation",
     "bots",
 )
-RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed")
+RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed", "model", "interval")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
 BOT_KEYS: Final = ("name", *BOT_KINDS, "version", "cwd", "root", "env", "limits", "network", "isolation", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
@@ -101,6 +110,8 @@ class RatingConfig:
     elo: float = 1500.0  # the anchor bot's Elo, or the pool mean
     bootstrap: int = 400  # resamples for the 95% intervals (0: no intervals)
     interval_seed: int | str = 0
+    model: str = DEFAULT_MODEL  # one of RATING_MODELS: how table orders become Elo
+    interval: str = DEFAULT_INTERVAL  # one of stats.bootstrap.INTERVAL_METHODS
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +121,7 @@ class TournamentConfig:
     path: Path
     name: str
     rules: Rules
-    players_per_game: int
+    players_per_game: int  # the largest table size (what a referee room must seat)
     deals: int
     seed: int | str
     concurrency: int
@@ -121,6 +132,7 @@ class TournamentConfig:
     rating: RatingConfig
     bots: tuple[BotSpec, ...]
     schedule: str = "round_robin"  # one of league.SCHEDULE_KINDS
+    seating: str = DEFAULT_SEATING  # one of seating.SEATINGS: the seat design of a duplicate block
     challengers: tuple[str, ...] = ()  # a gauntlet's challengers
     meetings: int = 1  # a sample's tables per pair of bots (at least; at most one more)
     sandbox: Sandbox = field(default_factory=Sandbox)  # the default of managed bots (each has its own in BotSpec)
@@ -129,25 +141,30 @@ class TournamentConfig:
     seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
     isolation_note: str | None = None  # why bots are not isolated, when the config did not say and cannot have it
+    sizes: tuple[int, ...] = ()  # several table sizes (players_per_game: [2, 3, 4]); () is players_per_game alone
 
     @property
-    def isolated(self) -> tuple[str, ...]:
-        """The managed bots that run isolated."""
-        return tuple(b.name for b in self.bots if b.managed and b.sandbox.isolation == "strict")
+    def table_sizes(self) -> tuple[int, ...]:
+        """Every table size the league plays, smallest first."""
+        return self.sizes or (self.players_per_game,)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bots)
 
     def tables(self) -> list[tuple[str, ...]]:
-        """The tables this config's schedule plays (names sorted in each, tables sorted)."""
-        return league_tables(
-            self.schedule,
-            self.bot_names,
-            self.players_per_game,
-            challengers=self.challengers,
-            meetings=self.meetings,
-            seed=self.seed,
+        """The tables this config's schedule plays (names sorted in each, tables sorted; every size)."""
+        return sorted(
+            table
+            for k in self.table_sizes
+            for table in league_tables(
+                self.schedule,
+                self.bot_names,
+                k,
+                challengers=self.challengers,
+                meetings=self.meetings,
+                seed=self.seed,
+            )
         )
 
     def bot(self, name: str) -> BotSpec:
@@ -263,7 +280,8 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         raise check.fail(("name",), f"expected a name of letters, digits, spaces, '_', '.', '-', got {name!r}")
 
     rules = _rules(check, top.get("rules"))
-    k = check.integer(top.get("players_per_game", 2), ("players_per_game",), MIN_PLAYERS, MAX_PLAYERS)
+    sizes = _sizes(check, top.get("players_per_game", 2))
+    k = sizes[-1]
     deals = check.integer(top.get("deals", 10), ("deals",), 1, 1_000_000)
     seed = top.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int | str) or (isinstance(seed, str) and not seed.strip()):
@@ -330,8 +348,15 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         )
 
     rating = _rating(check, top.get("rating", {}), seen, seed)
-    schedule_kind, challengers, meetings = _schedule(check, top, seen, k)
+    for size in sizes:  # every size must have its schedule (a sample's meetings fit the smallest table)
+        schedule_kind, challengers, meetings = _schedule(check, top, seen, size)
     adaptive = _adaptive(check, top, schedule_kind, len(bots))
+    seating = top.get("seating", DEFAULT_SEATING)
+    if seating not in SEATINGS:
+        cost = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
+        raise check.fail(
+            ("seating",), f"unknown seating {seating!r}: expected one of {', '.join(SEATINGS)} (games a deal: {cost})"
+        )
     _check_sandboxes(check, bots_raw, bots, referee)
 
     if output is not None:
@@ -351,6 +376,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         name=name,
         rules=rules,
         players_per_game=k,
+        sizes=sizes if len(sizes) > 1 else (),
         deals=deals,
         seed=seed,
         concurrency=concurrency,
@@ -361,6 +387,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         rating=rating,
         bots=tuple(bots),
         schedule=schedule_kind,
+        seating=seating,
         challengers=challengers,
         meetings=meetings,
         sandbox=default_sandbox,
@@ -370,6 +397,19 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         adaptive=adaptive,
         isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
     )
+
+
+def _sizes(check: _Checker, raw: Any) -> tuple[int, ...]:
+    """``players_per_game``: one size (``4``) or several (``[2, 3, 4]``), each from 2 to 8, sorted."""
+    path: Path_ = ("players_per_game",)
+    if not isinstance(raw, list):
+        return (check.integer(raw, path, MIN_PLAYERS, MAX_PLAYERS),)
+    if not raw:
+        raise check.fail(path, f"expected a size from {MIN_PLAYERS} to {MAX_PLAYERS} or a list of sizes, got []")
+    sizes = [check.integer(value, (*path, i), MIN_PLAYERS, MAX_PLAYERS) for i, value in enumerate(raw)]
+    if len(set(sizes)) != len(sizes):
+        raise check.fail(path, f"a size is listed twice in {raw!r}: expected each table size once")
+    return tuple(sorted(sizes))
 
 
 ADAPTIVE_KEYS: Final = ("confidence", "top", "max_games", "ring", "max_blocks_per_pair")
@@ -571,7 +611,7 @@ def _challengers(check: _Checker, top: Mapping[str, Any], names: Mapping[str, in
 def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str) -> RatingConfig:
     if raw is None:
         raw = {}
-    rating = check.mapping(raw, ("rating",), RATING_KEYS, "anchor, elo, bootstrap, interval_seed")
+    rating = check.mapping(raw, ("rating",), RATING_KEYS, ", ".join(RATING_KEYS))
     anchor = rating.get("anchor")
     if anchor is not None:
         if not isinstance(anchor, str) or anchor not in names:
@@ -592,7 +632,17 @@ def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str
     interval_seed = rating.get("interval_seed", seed)
     if isinstance(interval_seed, bool) or not isinstance(interval_seed, int | str):
         raise check.fail(("rating", "interval_seed"), f"expected an integer or a string, got {interval_seed!r}")
-    return RatingConfig(anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed)
+    model = rating.get("model", DEFAULT_MODEL)
+    if model not in RATING_MODELS:
+        raise check.fail(("rating", "model"), f"unknown model {model!r}: expected one of {', '.join(RATING_MODELS)}")
+    method = rating.get("interval", DEFAULT_INTERVAL)
+    if method not in INTERVAL_METHODS:
+        raise check.fail(
+            ("rating", "interval"), f"unknown interval {method!r}: expected one of {', '.join(INTERVAL_METHODS)}"
+        )
+    return RatingConfig(
+        anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed, model=model, interval=method
+    )
 
 
 def _limits(check: _Checker, raw: Any, path: Path_) -> Limits:

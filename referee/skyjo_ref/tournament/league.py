@@ -1,9 +1,10 @@
 """Which tables a league plays: every table (round robin), challengers against the field (gauntlet), or a sample.
 
 Whatever the kind, a game is still ``(table, deal, rotation)`` (:class:`~.schedule.GameId`): every
-table plays every deal in every cyclic rotation of its seats, so each bot sits in each seat once per
-duplicate block, whatever tables were chosen. The kinds only choose the tables, which is why the
-store's fingerprint leaves the kind out: a gauntlet's or a sample's games are round-robin games.
+table plays every deal in every seating of the league's seat design (:mod:`skyjo_ref.seating`), so
+each bot sits in each seat equally often per duplicate block, whatever tables were chosen. The kinds
+only choose the tables, which is why the store's fingerprint leaves the kind out: a gauntlet's or a
+sample's games are round-robin games.
 
 - ``round_robin``: every combination of ``players_per_game`` bots.
 - ``gauntlet``: each challenger with every combination of ``players_per_game - 1`` field bots (the
@@ -22,6 +23,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from skyjo_ref.seating import design
 from skyjo_ref.tournament.schedule import GameId, tables
 
 #: The schedule kinds a config may name.
@@ -53,14 +55,21 @@ def league_tables(
     raise ScheduleError(f"unknown schedule {kind!r}: expected one of {', '.join(SCHEDULE_KINDS)}")
 
 
-def league_games(table_list: Iterable[tuple[str, ...]], players_per_game: int, deals: int) -> list[GameId]:
-    """All games of these tables, deal by deal (as :func:`.schedule.schedule` orders a round robin)."""
+def league_games(
+    table_list: Iterable[tuple[str, ...]], players_per_game: int, deals: int, seating: str = "rotations"
+) -> list[GameId]:
+    """All games of these tables, deal by deal (as :func:`.schedule.schedule` orders a round robin).
+
+    Each table plays each deal in the seatings of ``seating``'s design for its
+    size (:func:`skyjo_ref.seating.design`); ``players_per_game`` is kept for
+    callers and not needed (a table's size is its length).
+    """
     ordered = sorted(table_list)
     return [
         GameId(table, deal, rotation)
         for deal in range(deals)
         for table in ordered
-        for rotation in range(players_per_game)
+        for rotation in design(len(table), seating)
     ]
 
 

@@ -42,7 +42,7 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
     """What the stored results mean: a store refuses a config that changes any of it."""
     return {
         "rules": config.rules.options(),
-        "players_per_game": config.players_per_game,
+        "players_per_game": list(config.sizes) if config.sizes else config.players_per_game,
         "seed": config.seed,
     }
 
@@ -59,6 +59,8 @@ def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None
         anchor_elo=rating.elo,
         bootstrap=rating.bootstrap if bootstrap is None else bootstrap,
         interval_seed=rating.interval_seed,
+        model=rating.model,
+        interval=rating.interval,
     )
 
 
@@ -107,7 +109,7 @@ async def run(
     observer = observer or QuietObserver()
     started = time.monotonic()
     # what a merge checks besides the fingerprint: the same schedule
-    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals}
+    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals, "seating": config.seating}
     if config.schedule == "adaptive":
         plan = {"bots": sorted(config.bot_names), "kind": "adaptive", **config.adaptive.to_json()}
     elif config.schedule != "round_robin":
@@ -128,7 +130,7 @@ async def run(
         every = (
             rounds.games()
             if rounds is not None
-            else league_games(config.tables(), config.players_per_game, config.deals)
+            else league_games(config.tables(), config.players_per_game, config.deals, config.seating)
         )
         return shard.select(every) if shard is not None else every
 
@@ -214,8 +216,7 @@ class Rounds:
         self.stopped: str | None = None
 
     def games(self) -> list[GameId]:
-        k = self.config.players_per_game
-        return [g for plan in self.plans for g in plan.games(k)]
+        return [g for plan in self.plans for g in plan.games(self.config.seating)]
 
     def status(self) -> Status:
         games = current_view(self.store.games(), self.store.current_versions())

@@ -11,10 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from skyjo_ref.tournament import elo
+from skyjo_ref.stats import bradley_terry, plackett_luce
 from skyjo_ref.tournament.store import StoredGame
 
 JSON_FORMAT: Final = "skyjo-tournament-tables/1"
+#: How the tables name each rating model.
+MODEL_NAMES: Final = {"plackett-luce": "Plackett-Luce", "bradley-terry": "Bradley-Terry"}
 
 
 @dataclass(slots=True)
@@ -91,6 +93,26 @@ class HeadToHead:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class SizeRow:
+    """One bot's Elo from the games of one table size only (a league of mixed sizes)."""
+
+    name: str
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+    games: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "elo": _round(self.elo),
+            "elo_low": _round(self.elo_low),
+            "elo_high": _round(self.elo_high),
+            "games": self.games,
+        }
+
+
 @dataclass(slots=True)
 class Tables:
     """Everything the end of a tournament prints (and ``--json`` writes)."""
@@ -104,6 +126,12 @@ class Tables:
     bootstrap: int
     interval_seed: int | str
     notes: list[str] = field(default_factory=list)
+    model: str = "plackett-luce"
+    interval: str = "normal"
+    #: Per table size (players -> rows, best first), when the games have more than one size.
+    by_size: dict[int, list[SizeRow]] = field(default_factory=dict)
+    #: Per table size, per seat: (games, mean share of the other seats beaten; 0.5 = no seat effect).
+    seat_effects: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
     versions: list[dict[str, Any]] = field(default_factory=list)  # every bot version's rating (versions.py)
 
     def to_json(self) -> dict[str, Any]:
@@ -113,12 +141,13 @@ class Tables:
             "games": self.games,
             "duplicate_blocks": self.blocks,
             "rating": {
-                "model": "bradley-terry",
+                "model": self.model,
                 "scale": "elo",
                 "anchor": self.anchor,
                 "anchor_elo": self.anchor_elo,
                 "pool_mean": self.anchor is None,
                 "interval": 0.95 if self.bootstrap else None,
+                "interval_method": self.interval if self.bootstrap else None,
                 "bootstrap_samples": self.bootstrap,
                 "interval_seed": self.interval_seed,
                 "prior_draws_per_pair": PRIOR,
@@ -127,6 +156,11 @@ class Tables:
             "head_to_head": {
                 a: {b: self.head_to_head.get(a, {}).get(b, HeadToHead()).to_json() for b in names if b != a}
                 for a in names
+            },
+            "by_size": {str(k): [row.to_json() for row in rows] for k, rows in sorted(self.by_size.items())},
+            "seat_effects": {
+                str(k): [{"seat": s, "games": n, "score": round(score, 6)} for s, (n, score) in enumerate(seats)]
+                for k, seats in sorted(self.seat_effects.items())
             },
             "notes": list(self.notes),
             **({"versions": list(self.versions)} if self.versions else {}),
@@ -147,6 +181,8 @@ def compute(
     anchor_elo: float = 1500.0,
     bootstrap: int = 0,
     interval_seed: int | str = 0,
+    model: str = "plackett-luce",
+    interval: str = "normal",
 ) -> Tables:
     """The tables over ``games``; ``bots`` adds rows for bots without games yet (e.g. at the start)."""
     rows: dict[str, BotRow] = {}
@@ -188,23 +224,99 @@ def compute(
     if anchor is not None and anchor not in played:
         notes.append(f"anchor {anchor!r} has no games yet: Elo is anchored at the pool mean instead")
         used_anchor = None
-    data = elo.pair_data([(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games], played)
+    orders = [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games]
+    if model == "bradley-terry":
+        pairs = bradley_terry.pair_data(orders, played)
+        blocks = len(pairs.blocks)
+    else:
+        tables = plackett_luce.order_data(orders, played)
+        blocks = len(tables.blocks)
     if len(played) >= 2:
-        ratings = elo.rate(data, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR)
+        if model == "bradley-terry":
+            ratings = bradley_terry.rate(
+                pairs, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+            )
+        else:
+            ratings = plackett_luce.rate(
+                tables, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+            )
         for rating in ratings:
             row = rows[rating.name]
             row.elo, row.elo_low, row.elo_high = rating.elo, rating.low, rating.high
     elif len(played) == 1:
         rows[played[0]].elo = anchor_elo
+    sizes = sorted({len(g.seats) for g in games})
+    by_size: dict[int, list[SizeRow]] = {}
+    if len(sizes) > 1:
+        for k in sizes:
+            subset = [(block, seats) for (block, seats), g in zip(orders, games) if len(g.seats) == k]
+            by_size[k] = _size_rows(subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval)
     ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
     return Tables(
         rows=ordered,
         head_to_head=h2h,
         games=len(games),
-        blocks=len(data.blocks),
+        blocks=blocks,
         anchor=used_anchor,
         anchor_elo=anchor_elo,
         bootstrap=bootstrap,
         interval_seed=interval_seed,
         notes=notes,
+        model=model,
+        interval=interval,
+        by_size=by_size,
+        seat_effects=seat_effects(games),
     )
+
+
+def seat_effects(games: Sequence[StoredGame]) -> dict[int, list[tuple[int, float]]]:
+    """Per table size and seat: games and the seat's mean share of the others beaten (a tie half).
+
+    Seat 0 is the first seat of the order around the table, not the first to
+    play (who starts a round follows from the revealed cards): this measures
+    where a seat sits, over every bot that sat there.
+    """
+    sums: dict[int, list[list[float]]] = {}
+    for game in games:
+        k = len(game.seats)
+        if k < 2:
+            continue
+        cells = sums.setdefault(k, [[0.0, 0.0] for _ in range(k)])
+        ranks = [s.rank for s in game.seats]
+        for seat, mine in enumerate(ranks):
+            beaten = sum(1.0 if mine < r else 0.5 if mine == r else 0.0 for r in ranks) - 0.5
+            cells[seat][0] += 1
+            cells[seat][1] += beaten / (k - 1)
+    return {k: [(int(n), total / n if n else 0.5) for n, total in cells] for k, cells in sums.items()}
+
+
+def _size_rows(
+    orders: Sequence[tuple[Any, list[tuple[str, int]]]],
+    anchor: str | None,
+    anchor_elo: float,
+    bootstrap: int,
+    interval_seed: int | str,
+    model: str,
+    interval: str,
+) -> list[SizeRow]:
+    """Elo from one table size's games alone (anchored as the whole table, or at the pool mean without it)."""
+    counts: dict[str, int] = {}
+    for _, seats in orders:
+        for bot, _ in seats:
+            counts[bot] = counts.get(bot, 0) + 1
+    names = sorted(counts)
+    if len(names) < 2:
+        return [SizeRow(name, anchor_elo, None, None, counts[name]) for name in names]
+    use = anchor if anchor in counts else None
+    if model == "bradley-terry":
+        pairs = bradley_terry.pair_data(orders, names)
+        ratings = bradley_terry.rate(
+            pairs, use, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+        )
+    else:
+        tables = plackett_luce.order_data(orders, names)
+        ratings = plackett_luce.rate(
+            tables, use, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+        )
+    rows = [SizeRow(r.name, r.elo, r.low, r.high, counts[r.name]) for r in ratings]
+    return sorted(rows, key=lambda r: (-(r.elo or 0.0), r.name))

@@ -143,8 +143,11 @@ def versioned_tables(
     anchor_elo: float,
     bootstrap: int,
     interval_seed: int | str,
+    model: str = "plackett-luce",
+    interval: str = "normal",
 ) -> Tables:
-    """The current table of a store's games (every game fitted, current versions shown; see the module)."""
+    """The current table of a store's games (every game fitted, current versions shown; see the module);
+    ``model`` and ``interval`` as in :func:`skyjo_ref.tournament.tables.compute`."""
     tables = compute(
         current_view(games, current),
         bots=bots,
@@ -152,5 +155,7 @@ def versioned_tables(
         anchor_elo=anchor_elo,
         bootstrap=bootstrap,
         interval_seed=interval_seed,
+        model=model,
+        interval=interval,
     )
     return current_table(tables, current, history, bots)

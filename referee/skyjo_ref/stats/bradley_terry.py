@@ -16,7 +16,8 @@ Intervals: the data are resampled by duplicate block (a table and a deal, all
 its rotations together: the unit whose luck is shared), with replacement,
 ``samples`` times from a seeded generator; each resample is fitted again and
 the 2.5% and 97.5% percentiles of each bot's anchored rating are its 95%
-interval. Ratings are relative: the anchor's interval is a single point.
+interval (or another method of :mod:`.bootstrap`). Ratings are relative: the
+anchor's interval is a single point.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from skyjo_ref.stats.bootstrap import interval
 
 ELO_PER_NAT: Final = 400.0 / math.log(10.0)
 
@@ -207,8 +210,12 @@ def rate(
     samples: int = 400,
     seed: int | str = 0,
     prior: float = 1.0,
+    method: str = "percentile",
 ) -> list[Rating]:
-    """Fit, anchor and (``samples`` > 0) bootstrap the ratings; one :class:`Rating` per name, in order."""
+    """Fit, anchor and (``samples`` > 0) bootstrap the ratings; one :class:`Rating` per name, in order.
+
+    ``method`` makes the interval from the bootstrap draws (:mod:`.bootstrap`).
+    """
     names = data.names
     if anchor is not None and anchor not in names:
         raise ValueError(f"anchor {anchor!r} has no games")
@@ -226,15 +233,21 @@ def rate(
         resampled = anchor_ratings(fit(w, g, prior=prior, start=beta), names, anchor, elo)
         for i, r in enumerate(resampled):
             draws[i].append(r)
-    return [Rating(name, r, _percentile(d, 0.025), _percentile(d, 0.975)) for name, r, d in zip(names, point, draws)]
+    seen = bot_blocks(data)
+    out = []
+    for name, r, d, n in zip(names, point, draws, seen):
+        low, high = (r, r) if name == anchor else interval(r, d, n, method)
+        out.append(Rating(name, r, low, high))
+    return out
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def bot_blocks(data: PairData) -> list[int]:
+    """How many blocks each bot played in: the sample size behind its own rating."""
+    counts = [0] * len(data.names)
+    for block in data.blocks:
+        for i in {i for pair in block for i in pair}:
+            counts[i] += 1
+    return counts
 
 
 def expected_score(elo_a: float, elo_b: float) -> float:

@@ -1,0 +1,205 @@
+"""Multi-player ratings on simulated leagues: interval coverage and held-out prediction, Plackett-Luce vs pairwise.
+
+    python benchmarks/bench_ratings.py                          # 4,000 intervals per size, 2..6 players
+    python benchmarks/bench_ratings.py --sizes 3 --intervals 500 --samples 100   # a smoke run
+    python benchmarks/bench_ratings.py --truth scores --json out.json
+
+A league: ``bots`` bots with fixed true strengths evenly spaced in Elo
+(``--spread``: the best minus the worst), every table of ``k`` bots, ``deals``
+deals, each deal one duplicate block in the balanced seat design
+(:mod:`skyjo_ref.seating`). Two true models:
+
+- ``pl``: Plackett-Luce itself (a Gumbel race: strength + Gumbel noise per
+  game, highest first); the truth is the strengths.
+- ``scores``: not Plackett-Luce: a bot's game total is ``-10 x strength
+  + seat luck + noise`` (strength in nats; seat luck N(0, 4) shared by the
+  block's games by seat, noise N(0, 12)),
+  rounded to integers (so ties happen), lowest total best. Its truth is each
+  model's own limit: the fit of one league of ``--truth-deals`` deals.
+
+Each league is fitted by both models (Breslow ties for Plackett-Luce, half
+wins for the pairwise fit), intervals come from ``--samples`` block-bootstrap
+resamples (the same resamples for both) by each interval method; coverage is
+of each bot's Elo on the **pool-mean scale** (Elo minus the pool's mean; so a
+league of ``n`` bots gives ``n`` intervals, not independent of one another).
+Held-out prediction: one more deal of every table, scored by each model's
+strengths as Plackett-Luce order log-likelihood per game and the share of
+pairs ordered against the prediction (ties skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from skyjo_ref.seating import design, seat_order
+from skyjo_ref.stats import bradley_terry as bt
+from skyjo_ref.stats import plackett_luce as pl
+from skyjo_ref.stats.bootstrap import INTERVAL_METHODS, interval
+
+Game = tuple[tuple[tuple[int, ...], int], list[tuple[str, int]]]
+
+
+def play_block(
+    rng: random.Random, table: tuple[int, ...], deal: int, truth: Sequence[float], model: str, names: Sequence[str]
+) -> list[Game]:
+    """One duplicate block: the table's balanced seatings on one deal."""
+    k = len(table)
+    luck = [rng.gauss(0.0, 4.0) for _ in range(k)]  # shared by the block's games, by seat
+    out: list[Game] = []
+    for index in design(k, "balanced"):
+        order = seat_order(k, index)
+        bots = [table[order[s]] for s in range(k)]
+        if model == "pl":
+            keys = [truth[b] - math.log(-math.log(rng.random())) for b in bots]
+            ranked = sorted(range(k), key=lambda s: -keys[s])
+            ranks = [0] * k
+            for place, s in enumerate(ranked):
+                ranks[s] = place + 1
+        else:
+            totals = [round(-truth[b] * 10.0 + luck[s] + rng.gauss(0.0, 12.0)) for s, b in enumerate(bots)]
+            ranks = [1 + sum(1 for t in totals if t < mine) for mine in totals]
+        out.append(((table, deal), [(names[b], ranks[s]) for s, b in enumerate(bots)]))
+    return out
+
+
+def play_league(
+    rng: random.Random, n: int, k: int, deals: int, truth: Sequence[float], model: str, first_deal: int = 0
+) -> list[Game]:
+    names = [f"b{i}" for i in range(n)]
+    return [
+        game
+        for table in itertools.combinations(range(n), k)
+        for deal in range(first_deal, first_deal + deals)
+        for game in play_block(rng, table, deal, truth, model, names)
+    ]
+
+
+def centred(values: Sequence[float]) -> list[float]:
+    mean = sum(values) / len(values)
+    return [bt.ELO_PER_NAT * (v - mean) for v in values]
+
+
+def fits(games: Sequence[Game], names: Sequence[str]) -> tuple[pl.OrderData, bt.PairData, list[float], list[float]]:
+    orders = pl.order_data(games, names)
+    pairs = bt.pair_data(games, names)
+    beta_pl = pl.fit(*orders.totals())
+    beta_bt = bt.fit(*pairs.totals())
+    return orders, pairs, beta_pl, beta_bt
+
+
+def held_out(games: Sequence[Game], names: Sequence[str], beta: Sequence[float]) -> tuple[float, int, int]:
+    """(sum of Plackett-Luce order log-likelihoods, mispredicted pairs, pairs) of ``games``."""
+    index = {name: i for i, name in enumerate(names)}
+    loglik = 0.0
+    wrong = pairs = 0
+    for _, seats in games:
+        order = [(index[bot], rank) for bot, rank in seats]
+        chosen = [0.0] * len(names)
+        stages: dict[int, float] = {}
+        for mask, group in pl.stages_of(order):
+            stages[mask] = stages.get(mask, 0.0) + len(group)
+            for i in group:
+                chosen[i] += 1
+        loglik += pl.log_likelihood(beta, chosen, stages)
+        for (a, ra), (b, rb) in itertools.combinations(order, 2):
+            if ra == rb or beta[a] == beta[b]:
+                continue
+            pairs += 1
+            wrong += (ra < rb) != (beta[a] > beta[b])
+    return loglik, wrong, pairs
+
+
+def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
+    n = args.bots if k < 6 else max(args.bots, 7)
+    truth = [args.spread / bt.ELO_PER_NAT * (i / (n - 1) - 0.5) for i in range(n)]
+    names = [f"b{i}" for i in range(n)]
+    rng = random.Random(f"bench-ratings/{args.truth}/{k}/{args.seed}")
+    if args.truth == "pl":
+        target = {"pl": centred(truth), "bt": centred(truth)}
+    else:  # each model's own limit on this truth
+        big = play_league(rng, n, k, args.truth_deals, truth, "scores")
+        _, _, beta_pl, beta_bt = fits(big, names)
+        target = {"pl": centred(beta_pl), "bt": centred(beta_bt)}
+    leagues = math.ceil(args.intervals / n)
+    hits = {(m, meth): 0 for m in ("pl", "bt") for meth in INTERVAL_METHODS}
+    widths = {key: 0.0 for key in hits}
+    heldout = {m: [0.0, 0, 0] for m in ("pl", "bt")}
+    started = time.monotonic()
+    for league in range(leagues):
+        games = play_league(rng, n, k, args.deals, truth, args.truth)
+        orders, pairs, beta_pl, beta_bt = fits(games, names)
+        points = {"pl": centred(beta_pl), "bt": centred(beta_bt)}
+        draws: dict[str, list[list[float]]] = {"pl": [[] for _ in names], "bt": [[] for _ in names]}
+        count = len(orders.blocks)
+        boot = random.Random(f"{league}")
+        for _ in range(args.samples):
+            chosen = [boot.randrange(count) for _ in range(count)]
+            c, s = pl._sum_blocks(n, [orders.blocks[i] for i in chosen])
+            w, g = bt._sum_blocks(n, [pairs.blocks[i] for i in chosen])
+            for i, r in enumerate(centred(pl.fit(c, s, start=beta_pl))):
+                draws["pl"][i].append(r)
+            for i, r in enumerate(centred(bt.fit(w, g, start=beta_bt))):
+                draws["bt"][i].append(r)
+        seen = {"pl": pl.bot_blocks(orders), "bt": bt.bot_blocks(pairs)}
+        for model in ("pl", "bt"):
+            for i in range(n):
+                for method in INTERVAL_METHODS:
+                    low, high = interval(points[model][i], draws[model][i], seen[model][i], method)
+                    hits[(model, method)] += low <= target[model][i] <= high
+                    widths[(model, method)] += high - low
+        future = play_league(rng, n, k, 1, truth, args.truth, first_deal=args.deals)
+        for model, beta in (("pl", beta_pl), ("bt", beta_bt)):
+            ll, wrong, total = held_out(future, names, beta)
+            heldout[model][0] += ll
+            heldout[model][1] += wrong
+            heldout[model][2] += total
+    total = leagues * n
+    future_games = leagues * math.comb(n, k) * len(design(k, "balanced"))
+    return {
+        "players": k,
+        "bots": n,
+        "deals": args.deals,
+        "truth": args.truth,
+        "leagues": leagues,
+        "intervals": total,
+        "samples": args.samples,
+        "coverage": {f"{m}/{meth}": round(hits[(m, meth)] / total, 4) for m, meth in hits},
+        "mean_width": {f"{m}/{meth}": round(widths[(m, meth)] / total, 1) for m, meth in widths},
+        "heldout_loglik_per_game": {m: round(v[0] / future_games, 4) for m, v in heldout.items()},
+        "heldout_mispredicted_pairs": {m: round(v[1] / max(v[2], 1), 4) for m, v in heldout.items()},
+        "seconds": round(time.monotonic() - started, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="2,3,4,5,6")
+    parser.add_argument("--intervals", type=int, default=4000)
+    parser.add_argument("--bots", type=int, default=5)
+    parser.add_argument("--deals", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--spread", type=float, default=400.0)
+    parser.add_argument("--truth", choices=("pl", "scores"), default="pl")
+    parser.add_argument("--truth-deals", type=int, default=400)
+    parser.add_argument("--seed", default="0")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    results = []
+    for k in (int(s) for s in args.sizes.split(",")):
+        result = measure(k, args)
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(results, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Intervals from bootstrap draws: percentile, and a bias-corrected normal interval with Student's quantile.
+
+The block bootstrap's percentile interval is too narrow with few blocks (its
+spread is the plug-in one, ``(n - 1) / n`` of the variance, and a maximum
+likelihood fit of few games is biased away from the truth's scale), which
+measured as 93-94% coverage for a nominal 95% (docs/tournaments.md). The
+``normal`` interval centres on the bias-corrected estimate ``2 x point -
+mean(draws)``, widens the bootstrap standard deviation by ``sqrt(n / (n - 1))``
+and uses Student's 97.5% quantile with ``n - 1`` degrees of freedom, ``n``
+the number of blocks the bot played in (the sample behind its own rating, not
+the league's: at 5 bots and 2 players a bot is in 4 of the 10 tables).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+INTERVAL_METHODS: Final = ("normal", "percentile")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (linear interpolation between order statistics)."""
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def t_quantile_975(df: int) -> float:
+    """Student's 97.5% quantile (Cornish-Fisher expansion; within 1e-3 of the table from df 3 on)."""
+    z = 1.959963984540054
+    if df <= 0:
+        return math.inf
+    if df == 1:
+        return 12.706204736174698
+    if df == 2:
+        return 4.302652729749464
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def interval(point: float, draws: Sequence[float], blocks: int, method: str) -> tuple[float, float]:
+    """The 95% interval of an estimate from its bootstrap ``draws`` over ``blocks`` resampled blocks."""
+    if method == "percentile":
+        return percentile(draws, 0.025), percentile(draws, 0.975)
+    if method == "normal":
+        n = len(draws)
+        mean = sum(draws) / n
+        sd = math.sqrt(sum((d - mean) ** 2 for d in draws) / max(n - 1, 1))
+        centre = 2 * point - mean
+        half = t_quantile_975(blocks - 1) * sd * math.sqrt(blocks / max(blocks - 1, 1))
+        return centre - half, centre + half
+    raise ValueError(f"unknown interval method {method!r}: expected one of {', '.join(INTERVAL_METHODS)}")
