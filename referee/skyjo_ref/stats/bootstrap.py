@@ -14,10 +14,14 @@ the league's: at 5 bots and 2 players a bot is in 4 of the 10 tables).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Final
+import random
+from collections.abc import Callable, Sequence
+from typing import Final, TypeVar
 
 INTERVAL_METHODS: Final = ("normal", "percentile")
+
+
+_Block = TypeVar("_Block")
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -57,3 +61,29 @@ def interval(point: float, draws: Sequence[float], blocks: int, method: str) -> 
         half = t_quantile_975(blocks - 1) * sd * math.sqrt(blocks / max(blocks - 1, 1))
         return centre - half, centre + half
     raise ValueError(f"unknown interval method {method!r}: expected one of {', '.join(INTERVAL_METHODS)}")
+
+
+def block_intervals(
+    point: Sequence[float],
+    blocks: Sequence[_Block],
+    refit: Callable[[list[_Block]], Sequence[float]],
+    *,
+    samples: int,
+    seed: str,
+    blocks_of: Sequence[int],
+    method: str,
+    fixed: int | None = None,
+) -> list[tuple[float, float]]:
+    """The 95% interval of each rating: ``samples`` resamples of the duplicate ``blocks`` (with replacement,
+    drawn from ``random.Random(seed)``), each refitted by ``refit``; ``blocks_of[i]`` is how many blocks rating
+    ``i`` rests on, and rating ``fixed`` (an anchor) has none."""
+    rng = random.Random(seed)
+    count = len(blocks)
+    draws: list[list[float]] = [[] for _ in point]
+    for _ in range(samples):
+        for i, r in enumerate(refit([blocks[rng.randrange(count)] for _ in range(count)])):
+            draws[i].append(r)
+    return [
+        (p, p) if i == fixed else interval(p, d, n, method)
+        for i, (p, d, n) in enumerate(zip(point, draws, blocks_of, strict=True))
+    ]

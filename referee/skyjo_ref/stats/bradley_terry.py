@@ -23,12 +23,11 @@ anchor's interval is a single point.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from skyjo_ref.stats.bootstrap import interval
+from skyjo_ref.stats.bootstrap import block_intervals
 
 ELO_PER_NAT: Final = 400.0 / math.log(10.0)
 
@@ -224,21 +223,23 @@ def rate(
     point = anchor_ratings(beta, names, anchor, elo)
     if samples <= 0 or not data.blocks:
         return [Rating(name, r, None, None) for name, r in zip(names, point)]
-    rng = random.Random(f"skyjo-elo/{seed}")
-    count = len(data.blocks)
-    draws: list[list[float]] = [[] for _ in names]
-    for _ in range(samples):
-        chosen = [data.blocks[rng.randrange(count)] for _ in range(count)]
+    fixed = names.index(anchor) if anchor is not None else None
+
+    def refit(chosen: list[Block]) -> list[float]:
         w, g = _sum_blocks(len(names), chosen)
-        resampled = anchor_ratings(fit(w, g, prior=prior, start=beta), names, anchor, elo)
-        for i, r in enumerate(resampled):
-            draws[i].append(r)
-    seen = bot_blocks(data)
-    out = []
-    for name, r, d, n in zip(names, point, draws, seen):
-        low, high = (r, r) if name == anchor else interval(r, d, n, method)
-        out.append(Rating(name, r, low, high))
-    return out
+        return anchor_ratings(fit(w, g, prior=prior, start=beta), names, anchor, elo)
+
+    bounds = block_intervals(
+        point,
+        data.blocks,
+        refit,
+        samples=samples,
+        seed=f"skyjo-elo/{seed}",
+        blocks_of=bot_blocks(data),
+        method=method,
+        fixed=fixed,
+    )
+    return [Rating(name, r, low, high) for name, r, (low, high) in zip(names, point, bounds)]
 
 
 def bot_blocks(data: PairData) -> list[int]:

@@ -26,11 +26,10 @@ virtual games split as a draw, so the fit is always finite.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from skyjo_ref.stats.bootstrap import INTERVAL_METHODS, interval
+from skyjo_ref.stats.bootstrap import INTERVAL_METHODS, block_intervals
 from skyjo_ref.stats.bradley_terry import Rating, anchor_ratings
 from skyjo_ref.stats.bradley_terry import _solve as solve
 
@@ -219,22 +218,23 @@ def rate(
     point = anchor_ratings(beta, names, anchor, elo)
     if samples <= 0 or not data.blocks:
         return [Rating(name, r, None, None) for name, r in zip(names, point)]
-    rng = random.Random(f"skyjo-pl/{seed}")
-    count = len(data.blocks)
-    draws: list[list[float]] = [[] for _ in names]
-    for _ in range(samples):
-        c, s = _sum_blocks(len(names), [data.blocks[rng.randrange(count)] for _ in range(count)])
-        for i, r in enumerate(anchor_ratings(fit(c, s, prior=prior, start=beta), names, anchor, elo)):
-            draws[i].append(r)
-    seen = bot_blocks(data)
-    out = []
-    for i, name in enumerate(names):
-        if anchor == name:
-            out.append(Rating(name, point[i], point[i], point[i]))
-            continue
-        low, high = interval(point[i], draws[i], seen[i], method)
-        out.append(Rating(name, point[i], low, high))
-    return out
+    fixed = names.index(anchor) if anchor is not None else None
+
+    def refit(chosen: list[BlockStats]) -> list[float]:
+        c, s = _sum_blocks(len(names), chosen)
+        return anchor_ratings(fit(c, s, prior=prior, start=beta), names, anchor, elo)
+
+    bounds = block_intervals(
+        point,
+        data.blocks,
+        refit,
+        samples=samples,
+        seed=f"skyjo-pl/{seed}",
+        blocks_of=bot_blocks(data),
+        method=method,
+        fixed=fixed,
+    )
+    return [Rating(name, r, low, high) for name, r, (low, high) in zip(names, point, bounds)]
 
 
 def bot_blocks(data: OrderData) -> list[int]:
