@@ -67,7 +67,6 @@ class Worker:
     recorded: int = 0  # process faults already stored
     watcher: asyncio.Task[None] | None = None
     seen: set[int] = field(default_factory=set)  # deals it has played a game of
-    retired: bool = False
 
     @property
     def gave_up(self) -> bool:
@@ -199,8 +198,9 @@ class BotPool:
 
     # ----------------------------------------------------------------- a game's processes
 
-    def idle(self, name: str, deal: int) -> bool:
-        """Whether bot ``name`` can start a game of ``deal`` now without waiting for a game to end."""
+    def idle(self, name: str) -> bool:
+        """Whether bot ``name`` can start a game now without waiting for one to end (an idle process that has
+        seen the game's deal makes room for a fresh one: see :meth:`acquire`)."""
         if name in self.disqualified:
             return True
         return any(not w.busy for w in self.workers[name]) or not self.workers[name]
@@ -218,11 +218,11 @@ class BotPool:
     async def acquire(self, name: str, game_key: str, deal: int) -> Worker:
         """A connected process of bot ``name`` that has not seen ``deal``, marked busy with ``game_key``."""
         pool = self.workers[name]
-        fresh = [w for w in pool if not w.busy and not w.retired and deal not in w.seen]
+        fresh = [w for w in pool if not w.busy and deal not in w.seen]
         if fresh:
             worker = min(fresh, key=lambda w: len(w.seen))
         else:
-            stale = [w for w in pool if not w.busy and not w.retired]
+            stale = [w for w in pool if not w.busy]
             if stale and len(pool) >= self._cap.get(name, 1):  # all have seen this deal: one makes room
                 await self._retire(max(stale, key=lambda w: len(w.seen)))
             worker = await self.start(name)
@@ -263,7 +263,6 @@ class BotPool:
 
     async def _retire(self, worker: Worker) -> None:
         """Stop an idle process for good (it has seen every deal it could still be given)."""
-        worker.retired = True
         self.workers[worker.bot].remove(worker)
         if worker.watcher is not None:
             worker.watcher.cancel()
