@@ -408,6 +408,11 @@ class ManagedBot:
                     await pump
             except TimeoutError:  # a child that left the process group (and had no cgroup) still holds it
                 log.warning("bot %s: a process it started still holds its output open", self.spec.name)
+            # close the ended process's transport on this loop: left to the garbage collector, it would close after the
+            # run's loop and print "Event loop is closed" (asyncio's Process has no public close)
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
             if self._stopped_it and code in _STOP_CODES:
                 self.exited.set()
                 return
