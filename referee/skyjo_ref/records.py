@@ -103,6 +103,19 @@ def dumps(record: Mapping[str, Any]) -> str:
     return "{" + ",\n".join(lines) + "}"
 
 
+def round_starters(record: Mapping[str, Any]) -> list[int | None]:
+    """Per round, the seat that played its first turn (None for a round without a turn).
+
+    Who starts a round follows from the revealed cards (round 1) and the rules'
+    ``next_round_starter``, not from the order around the table; the first
+    ``draw`` or ``take`` after the opening reveals says who it was.
+    """
+    return [
+        next((int(a["seat"]) for a in rnd["actions"] if a.get("act") in ("draw", "take")), None)
+        for rnd in record["rounds"]
+    ]
+
+
 def save(record: Mapping[str, Any], path: str | Path) -> None:
     Path(path).write_text(dumps(record) + "\n", encoding="utf-8")
 

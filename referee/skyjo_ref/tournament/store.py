@@ -106,8 +106,20 @@ CREATE TABLE IF NOT EXISTS rounds (
 );
 """
 
+_TO_3: Final = """
+-- round starters: per round, the seat that played the first turn (records.round_starters), for starter effects
+ALTER TABLE games ADD COLUMN starters TEXT NOT NULL DEFAULT '[]';  -- JSON list, one seat (or null) a round
+UPDATE games SET starters = (
+    SELECT json_group_array((
+        SELECT json_extract(a.value, '$.seat') FROM json_each(r.value, '$.actions') AS a
+        WHERE json_extract(a.value, '$.act') IN ('draw', 'take') ORDER BY a.key LIMIT 1
+    ))
+    FROM json_each(games.record, '$.rounds') AS r
+);
+"""
+
 #: Migrations in order: (the schema version they lead to, their SQL). A new store runs them all too.
-MIGRATIONS: Final[tuple[tuple[int, str], ...]] = ((2, _TO_2),)
+MIGRATIONS: Final[tuple[tuple[int, str], ...]] = ((2, _TO_2), (3, _TO_3))
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
 
@@ -139,6 +151,7 @@ class StoredGame:
     id: GameId  # its slot in the schedule (one per version of the table)
     seats: tuple[SeatResult, ...]  # in seat order
     key: str = ""  # the store's key: the slot's key, and ``~`` and the table's version tag when known
+    starters: tuple[int | None, ...] = ()  # per round, the seat that played its first turn (records.round_starters)
 
     @property
     def ref(self) -> str:
@@ -500,7 +513,12 @@ class Store:
             raise refused
         versions = dict(self.versions)
         return [
-            StoredGame(played[0], results, store_key(played[0], self._vtag(played[0], versions)))
+            StoredGame(
+                played[0],
+                results,
+                store_key(played[0], self._vtag(played[0], versions)),
+                tuple(records.round_starters(played[2])),
+            )
             for played, _, results in checked
         ]
 
@@ -543,7 +561,7 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.executemany("DELETE FROM seats WHERE game_key = ?", [(key,) for key, *_ in keyed])
             self.db.executemany(
-                f"INSERT OR REPLACE INTO games ({GAME_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                f"INSERT OR REPLACE INTO games ({GAME_COLUMNS}) VALUES ({', '.join('?' * 13)})",
                 [
                     (
                         key,
@@ -558,8 +576,9 @@ class Store:
                         game.key,
                         vtag,
                         json.dumps({name: versions[name] for name in game.table} if vtag else {}, sort_keys=True),
+                        json.dumps(records.round_starters(record)),
                     )
-                    for key, vtag, (game, deal_seed, _, duration_s), text, _ in keyed
+                    for key, vtag, (game, deal_seed, record, duration_s), text, _ in keyed
                 ],
             )
             self.db.executemany(  # a key twice in a batch: the last
@@ -593,8 +612,10 @@ class Store:
             by_game.setdefault(key, []).append(
                 SeatResult(bot, total, rank, strikes, bool(forfeit), tuple(json.loads(rounds)), version)
             )
+        starters = {key: tuple(json.loads(text)) for key, text in self.db.execute("SELECT key, starters FROM games")}
         return [
-            StoredGame(GameId.parse(key.partition("~")[0]), tuple(seats), key) for key, seats in sorted(by_game.items())
+            StoredGame(GameId.parse(key.partition("~")[0]), tuple(seats), key, starters.get(key, ()))
+            for key, seats in sorted(by_game.items())
         ]
 
     @_locked
@@ -639,7 +660,7 @@ class Store:
 
 #: The games table's columns, in their order in every store (schema 1's, then each migration's).
 GAME_COLUMNS: Final = (
-    "key, tbl, deal, rotation, seats, deal_seed, record, finished_at, duration_s, slot, vtag, versions"
+    "key, tbl, deal, rotation, seats, deal_seed, record, finished_at, duration_s, slot, vtag, versions, starters"
 )
 SEAT_COLUMNS: Final = "game_key, seat, bot, total, rank, strikes, forfeit, round_scores, version"
 

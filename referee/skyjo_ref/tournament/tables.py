@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from skyjo_ref.stats import bradley_terry, plackett_luce
+from skyjo_ref.stats.clustered import ClusteredMean, clustered_mean
 from skyjo_ref.tournament.store import StoredGame
 
 JSON_FORMAT: Final = "skyjo-tournament-tables/1"
@@ -113,6 +114,37 @@ class SizeRow:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class StarterEffect:
+    """How the player who started round 1 fared, at one table size, over every bot that started it.
+
+    The starter is whoever revealed the highest two cards (a tie to the lower
+    seat), so this is what starting round 1 *with those cards* came to, not the
+    worth of the first turn alone. It follows from the cards, not from the
+    order around the table (the seat effects) nor from how strong the bot is.
+    Later rounds are started by the previous round's finisher or winner
+    (``next_round_starter``), more often the stronger bot: not compared.
+    ``points``: the starter's round-1 score minus the mean of the other seats'
+    (finisher penalty included; below 0 it did better);
+    ``share``: the share of the other seats it finished the game ahead of (0.5
+    = level). 95% intervals over duplicate blocks (:mod:`skyjo_ref.stats.clustered`).
+    """
+
+    points: ClusteredMean
+    share: ClusteredMean
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "games": self.points.count,
+            "points": round(self.points.mean, 4),
+            "points_low": _round(self.points.low, 4),
+            "points_high": _round(self.points.high, 4),
+            "share": round(self.share.mean, 6),
+            "share_low": _round(self.share.low, 6),
+            "share_high": _round(self.share.high, 6),
+        }
+
+
 @dataclass(slots=True)
 class Tables:
     """Everything the end of a tournament prints (and ``--json`` writes)."""
@@ -132,6 +164,8 @@ class Tables:
     by_size: dict[int, list[SizeRow]] = field(default_factory=dict)
     #: Per table size, per seat: (games, mean share of the other seats beaten; 0.5 = no seat effect).
     seat_effects: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
+    #: Per table size, what starting a round is worth (from the records' round starters).
+    starter_effects: dict[int, StarterEffect] = field(default_factory=dict)
     versions: list[dict[str, Any]] = field(default_factory=list)  # every bot version's rating (versions.py)
 
     def to_json(self) -> dict[str, Any]:
@@ -162,6 +196,7 @@ class Tables:
                 str(k): [{"seat": s, "games": n, "score": round(score, 6)} for s, (n, score) in enumerate(seats)]
                 for k, seats in sorted(self.seat_effects.items())
             },
+            "starter_effects": {str(k): effect.to_json() for k, effect in sorted(self.starter_effects.items())},
             "notes": list(self.notes),
             **({"versions": list(self.versions)} if self.versions else {}),
         }
@@ -266,6 +301,7 @@ def compute(
         interval=interval,
         by_size=by_size,
         seat_effects=seat_effects(games),
+        starter_effects=starter_effects(games),
     )
 
 
@@ -283,11 +319,44 @@ def seat_effects(games: Sequence[StoredGame]) -> dict[int, list[tuple[int, float
             continue
         cells = sums.setdefault(k, [[0.0, 0.0] for _ in range(k)])
         ranks = [s.rank for s in game.seats]
-        for seat, mine in enumerate(ranks):
-            beaten = sum(1.0 if mine < r else 0.5 if mine == r else 0.0 for r in ranks) - 0.5
+        for seat in range(k):
             cells[seat][0] += 1
-            cells[seat][1] += beaten / (k - 1)
+            cells[seat][1] += _share_beaten(ranks, seat)
     return {k: [(int(n), total / n if n else 0.5) for n, total in cells] for k, cells in sums.items()}
+
+
+def _share_beaten(ranks: Sequence[int], seat: int) -> float:
+    """The share of the other seats that ``seat`` finished ahead of (a tie half)."""
+    mine = ranks[seat]
+    beaten = sum(1.0 if mine < r else 0.5 if mine == r else 0.0 for r in ranks) - 0.5
+    return beaten / (len(ranks) - 1)
+
+
+def starter_effects(games: Sequence[StoredGame]) -> dict[int, StarterEffect]:
+    """Per table size, what starting round 1 is worth (:class:`StarterEffect`).
+
+    The starter is read from the record (:func:`skyjo_ref.records.round_starters`), not from the table
+    order, so a seat effect is not a starter effect. Games without a known starter are left out.
+    """
+    points: dict[int, dict[Any, list[float]]] = {}
+    shares: dict[int, dict[Any, list[float]]] = {}
+    for game in games:
+        k = len(game.seats)
+        starter = game.starters[0] if game.starters else None
+        if k < 2 or starter is None or not 0 <= starter < k or not game.seats[0].round_scores:
+            continue
+        scores = [seat.round_scores[0] for seat in game.seats]
+        points.setdefault(k, {}).setdefault(game.id.block, []).append(
+            scores[starter] - (sum(scores) - scores[starter]) / (k - 1)
+        )
+        ranks = [seat.rank for seat in game.seats]
+        shares.setdefault(k, {}).setdefault(game.id.block, []).append(_share_beaten(ranks, starter))
+    effects: dict[int, StarterEffect] = {}
+    for k, by_block in points.items():
+        mean, share = clustered_mean(list(by_block.values())), clustered_mean(list(shares[k].values()))
+        if mean is not None and share is not None:
+            effects[k] = StarterEffect(mean, share)
+    return effects
 
 
 def _size_rows(
