@@ -19,6 +19,7 @@ from skyjo_bot.types import Rules
 from skyjo_ref.bots import make_builtin
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules import Game
+from skyjo_ref.seating import design
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store, seat_results
 
@@ -110,4 +111,38 @@ def round_robin_store(
                     record = cache[slot]  # the same game, played again under this table's names
                 batch.append((game, record))
     add_games(store, batch)
+    return store
+
+
+def mixed_size_store(
+    folder: Path,
+    bots: Sequence[str],
+    sizes: Sequence[int],
+    deals: int,
+    *,
+    rules: Rules | None = None,
+    rating: dict[str, Any] | None = None,
+) -> Store:
+    """A league of mixed table sizes: every table of each size plays every deal in its balanced seatings.
+
+    Built-in bots (``greedy`` for names starting with it, else ``random``) play in-process; each game is
+    committed by the store's own ``add_games`` (replayed, its record file written, its round starters kept).
+    """
+    rules = rules or Rules()
+    store = Store(folder)
+    store.bind({"rules": rules.options(), "players_per_game": list(sizes), "seed": 0})
+    store.set_info("name", folder.name)
+    store.set_info("bots", list(bots))
+    store.set_info("rating", rating or {"anchor": None, "elo": 1500, "bootstrap": 20, "interval_seed": 0})
+    kinds = {b: ("greedy" if b.startswith("greedy") else "random") for b in bots}
+    batch = []
+    for k in sizes:
+        for deal in range(deals):
+            for table in itertools.combinations(sorted(bots), k):
+                for rotation in design(k, "balanced"):
+                    game = GameId(table, deal, rotation)
+                    seed = f"{k}/{deal}"
+                    record = play(game.seats, seed, [kinds[b] for b in game.seats], rules)
+                    batch.append((game, seed, record, 0.01))
+    store.add_games(batch)
     return store

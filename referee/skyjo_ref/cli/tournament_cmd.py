@@ -51,7 +51,7 @@ from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError
-from skyjo_ref.tournament.tables import Tables
+from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
 from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
@@ -92,17 +92,7 @@ def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
         store.close()
         raise errors.UserError(str(exc)) from None
     store.set_info("name", config.name)
-    store.set_info(
-        "rating",
-        {
-            "anchor": config.rating.anchor,
-            "elo": config.rating.elo,
-            "bootstrap": config.rating.bootstrap,
-            "interval_seed": config.rating.interval_seed,
-            "model": config.rating.model,
-            "interval": config.rating.interval,
-        },
-    )
+    store.set_info("rating", config.rating.to_info())
     store.set_info("bots", list(config.bot_names))
     return store
 
@@ -472,10 +462,10 @@ def store_tables(
     bootstrap: int | None = None,
 ) -> Tables:
     """A store's tables, rated as its tournament's config said unless the arguments say otherwise."""
-    saved = store.info("rating") or {}
+    saved = RatingConfig.stored(store.info("rating"), bootstrap)
     bots = store.info("bots") or []
     games = store.games()
-    use_anchor = None if pool_mean else (anchor if anchor is not None else saved.get("anchor"))
+    use_anchor = None if pool_mean else (anchor if anchor is not None else saved.anchor)
     present = {s.bot for g in games for s in g.seats} | set(bots)
     if use_anchor is not None and use_anchor not in present:
         raise errors.UserError(
@@ -486,10 +476,7 @@ def store_tables(
         current=store.current_versions(),
         history=store.version_history(),
         bots=bots,
-        anchor=use_anchor,
-        anchor_elo=elo if elo is not None else 1500.0 if pool_mean else float(saved.get("elo", 1500.0)),
-        bootstrap=bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
-        interval_seed=saved.get("interval_seed", 0),
-        model=saved.get("model", "bradley-terry"),  # a store from before the choice was rated pairwise
-        interval=saved.get("interval", "percentile"),
+        rating=dataclasses.replace(
+            saved, anchor=use_anchor, elo=elo if elo is not None else 1500.0 if pool_mean else saved.elo
+        ),
     )

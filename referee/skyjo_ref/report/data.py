@@ -18,10 +18,9 @@ from typing import Any, Final
 
 from skyjo_bot.types import PRESETS
 
-from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
-from skyjo_ref.tournament.tables import PRIOR, compute
+from skyjo_ref.tournament.tables import MODEL_NAMES, RatingConfig, RunningFit, rated
 from skyjo_ref.tournament.versions import current_table, current_view
 
 FORMAT: Final = "skyjo-report/1"
@@ -48,17 +47,6 @@ class ReportOptions:
     bootstrap: int | None = None  # None: as the store's config said (400 by default)
     record_budget: int = DEFAULT_RECORD_BUDGET  # bytes of embedded records at most
     history_points: int = HISTORY_POINTS
-
-
-def rating_settings(store: Store, bootstrap: int | None = None) -> dict[str, Any]:
-    """The store's rating settings, defaulted exactly as ``skyjo-ref ratings`` defaults them."""
-    saved = store.info("rating") or {}
-    return {
-        "anchor": saved.get("anchor"),
-        "elo": float(saved.get("elo", 1500.0)),
-        "bootstrap": bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
-        "interval_seed": saved.get("interval_seed", 0),
-    }
 
 
 def _finished_order(store: Store) -> list[tuple[str, float]]:
@@ -118,13 +106,15 @@ def _history(
     games: Sequence[StoredGame],
     order: Sequence[tuple[str, float]],
     names: Sequence[str],
-    settings: Mapping[str, Any],
+    rating: RatingConfig,
     points: int,
 ) -> dict[str, Any]:
     """Elo (no intervals) after each checkpoint of the games in the order they finished.
 
-    Checkpoints fall on the end of a duplicate block where possible, so a
-    point never splits the rotations of one deal.
+    Fitted as the leaderboard is (the store's model, prior and anchor:
+    :class:`~skyjo_ref.tournament.tables.RunningFit`), so the last point is
+    the leaderboard's Elo. Checkpoints fall on the end of a duplicate block
+    where possible, so a point never splits the rotations of one deal.
     """
     by_key = {g.ref: g for g in games}
     finished = dict(order)
@@ -138,43 +128,15 @@ def _history(
     cuts = ends[step - 1 :: step]
     if cuts[-1] != len(ordered):
         cuts.append(len(ordered))
-    everyone = sorted({s.bot for g in ordered for s in g.seats})
-    at = {name: i for i, name in enumerate(everyone)}
-    n = len(everyone)
-    wins = [[0.0] * n for _ in range(n)]
-    counts = [[0.0] * n for _ in range(n)]
-    index = {name: i for i, name in enumerate(names)}
+    fit = RunningFit(sorted({s.bot for g in ordered for s in g.seats}), rating.model)
     out: list[dict[str, Any]] = []
-    beta: list[float] | None = None
-    seen: set[str] = set()
     previous = 0
     for cut in cuts:
         chunk = ordered[previous:cut]  # only the new games: the sums grow, nothing is counted twice
         previous = cut
-        seen.update(s.bot for g in chunk for s in g.seats)
-        more_w, more_n = elo.pair_data(
-            [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in chunk], everyone
-        ).totals()
-        for i in range(n):
-            for j in range(n):
-                wins[i][j] += more_w[i][j]
-                counts[i][j] += more_n[i][j]
-        played = sorted(seen)
-        rows = [at[name] for name in played]
-        ratings: list[float | None] = [None] * len(names)
-        if len(played) >= 2:
-            start = beta if beta is not None and len(beta) == len(played) else None
-            beta = elo.fit(
-                [[wins[i][j] for j in rows] for i in rows],
-                [[counts[i][j] for j in rows] for i in rows],
-                prior=PRIOR,
-                start=start,
-            )
-            anchor = settings["anchor"] if settings["anchor"] in seen else None
-            for name, value in zip(played, elo.anchor_ratings(beta, played, anchor, settings["elo"])):
-                ratings[index[name]] = round(value, 1)
-        elif len(played) == 1:
-            ratings[index[played[0]]] = settings["elo"]
+        fit.add([(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in chunk])
+        elo = fit.elo(rating.anchor, rating.elo)
+        ratings = [None if name not in elo else round(elo[name], 1) for name in names]
         out.append({"games": cut, "finished_at": round(finished[ordered[cut - 1].ref], 1), "elo": ratings})
     times = [finished[g.ref] for g in ordered]
     runs = [i for i in range(1, len(times)) if times[i] - times[i - 1] > RUN_GAP_S]
@@ -365,20 +327,13 @@ def collect(folder: Path, options: ReportOptions | None = None) -> dict[str, Any
 
 
 def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, Any]:
-    settings = rating_settings(store, options.bootstrap)
+    rating = RatingConfig.stored(store.info("rating"), options.bootstrap)  # as ``ratings`` reads it
     games = store.games()
     configured = store.info("bots") or []
     # every version is a row of its own here (old ones as ``bot@version``): the report shows a bot's history
     current = store.current_versions()
     games = current_view(games, current)
-    tables = compute(
-        games,
-        bots=configured,
-        anchor=settings["anchor"],
-        anchor_elo=settings["elo"],
-        bootstrap=settings["bootstrap"],
-        interval_seed=settings["interval_seed"],
-    )
+    tables = rated(games, configured, rating)
     table_json = tables.to_json()
     names = [row["name"] for row in table_json["bots"]]
     index = {n: i for i, n in enumerate(names)}
@@ -426,18 +381,22 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         "generated_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "records_dir": RECORDS_DIR,
         "fingerprint": store.fingerprint(),
-        "rating": table_json["rating"],
+        "rating": {**table_json["rating"], "model_name": MODEL_NAMES.get(rating.model, rating.model)},
         "notes": table_json["notes"],
         "games_count": len(games),
         "duplicate_blocks": table_json["duplicate_blocks"],
         "bots": names,
         "leaderboard": table_json["bots"],
         "h2h": h2h,
+        # per table size, as ``ratings --json`` writes them (docs/tournaments.md)
+        "by_size": table_json["by_size"],
+        "seat_effects": table_json["seat_effects"],
+        "starter_effects": table_json["starter_effects"],
         "significant_p": SIGNIFICANT_P,
         "results": results,
         "files": {g.ref: g.file_name for g in games},
         "embedded": embedded,
-        "history": _history(games, order, names, settings, options.history_points),
+        "history": _history(games, order, names, rating, options.history_points),
         "per_bot": per_bot,
         "gate": gate_summary(gate) if isinstance(gate, dict) else None,
         "versions": current_table(tables, current, store.version_history(), configured).versions,

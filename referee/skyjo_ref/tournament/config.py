@@ -48,12 +48,10 @@ from skyjo_ref.stats.bootstrap import INTERVAL_METHODS
 from skyjo_ref.tournament.adaptive import AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.secret import SecretError, read_secret
+from skyjo_ref.tournament.tables import DEFAULT_INTERVAL, DEFAULT_MODEL, RATING_MODELS
+from skyjo_ref.tournament.tables import RatingConfig as RatingConfig  # re-exported: the config's rating part
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
-#: The rating models (docs/tournaments.md, "Elo": why Plackett-Luce is the default).
-RATING_MODELS: Final = ("plackett-luce", "bradley-terry")
-DEFAULT_MODEL: Final = "plackett-luce"
-DEFAULT_INTERVAL: Final = "normal"
 #: The seat design when a config names none (docs/tournaments.md, "Seatings": why balanced).
 DEFAULT_SEATING: Final = "balanced"
 #: Bot names become parts of game keys and file names: keep them plain.
@@ -100,18 +98,6 @@ REMOTE_KEYS: Final = ("token",)
 
 class ConfigError(ValueError):
     """A config file that cannot be used; the message says where and what is expected."""
-
-
-@dataclass(frozen=True, slots=True)
-class RatingConfig:
-    """How Elo is anchored and how its intervals are drawn."""
-
-    anchor: str | None = None  # a bot's name, or None for the pool mean
-    elo: float = 1500.0  # the anchor bot's Elo, or the pool mean
-    bootstrap: int = 400  # resamples for the 95% intervals (0: no intervals)
-    interval_seed: int | str = 0
-    model: str = DEFAULT_MODEL  # one of RATING_MODELS: how table orders become Elo
-    interval: str = DEFAULT_INTERVAL  # one of stats.bootstrap.INTERVAL_METHODS
 
 
 @dataclass(frozen=True, slots=True)

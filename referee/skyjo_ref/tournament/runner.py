@@ -15,6 +15,7 @@ every finished game.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,18 +50,12 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
 
 def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None = None) -> Tables:
     """The tables over every stored game, rated as the config says."""
-    rating = config.rating
     return versioned_tables(
         store.games(),
         current=store.current_versions(),
         history=store.version_history(),
         bots=config.bot_names,
-        anchor=rating.anchor,
-        anchor_elo=rating.elo,
-        bootstrap=rating.bootstrap if bootstrap is None else bootstrap,
-        interval_seed=rating.interval_seed,
-        model=rating.model,
-        interval=rating.interval,
+        rating=config.rating if bootstrap is None else dataclasses.replace(config.rating, bootstrap=bootstrap),
     )
 
 

@@ -7,7 +7,8 @@ uninterrupted one print identical numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -16,8 +17,58 @@ from skyjo_ref.stats.clustered import ClusteredMean, clustered_mean
 from skyjo_ref.tournament.store import StoredGame
 
 JSON_FORMAT: Final = "skyjo-tournament-tables/1"
+#: The rating models (docs/tournaments.md, "Elo": why Plackett-Luce is the default).
+RATING_MODELS: Final = ("plackett-luce", "bradley-terry")
+DEFAULT_MODEL: Final = "plackett-luce"
+DEFAULT_INTERVAL: Final = "normal"
+#: How a store played before the model could be chosen was rated (its ``rating`` info has no ``model``).
+STORED_MODEL: Final = "bradley-terry"
+STORED_INTERVAL: Final = "percentile"
 #: How the tables name each rating model.
 MODEL_NAMES: Final = {"plackett-luce": "Plackett-Luce", "bradley-terry": "Bradley-Terry"}
+#: Virtual games per pair of bots, split as a draw, that keep every fit finite.
+PRIOR: Final = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RatingConfig:
+    """How Elo is fitted, anchored and how its intervals are drawn: one set for every table of a store."""
+
+    anchor: str | None = None  # a bot's name, or None for the pool mean
+    elo: float = 1500.0  # the anchor bot's Elo, or the pool mean
+    bootstrap: int = 400  # resamples for the 95% intervals (0: no intervals)
+    interval_seed: int | str = 0
+    model: str = DEFAULT_MODEL  # one of RATING_MODELS: how table orders become Elo
+    interval: str = DEFAULT_INTERVAL  # one of stats.bootstrap.INTERVAL_METHODS
+
+    @classmethod
+    def stored(cls, saved: Mapping[str, Any] | None, bootstrap: int | None = None) -> RatingConfig:
+        """The settings a store's ``rating`` info holds (what ``ratings`` and ``report`` use).
+
+        A key the store lacks takes the value it had when that store was played:
+        a store from before the model could be chosen (or a gate's) is rated
+        pairwise with percentile intervals. ``bootstrap`` overrides the store's.
+        """
+        saved = saved or {}
+        return cls(
+            anchor=saved.get("anchor"),
+            elo=float(saved.get("elo", 1500.0)),
+            bootstrap=bootstrap if bootstrap is not None else int(saved.get("bootstrap", 400)),
+            interval_seed=saved.get("interval_seed", 0),
+            model=saved.get("model", STORED_MODEL),
+            interval=saved.get("interval", STORED_INTERVAL),
+        )
+
+    def to_info(self) -> dict[str, Any]:
+        """What a store keeps of these settings (its ``rating`` info; :meth:`stored` reads it back)."""
+        return {
+            "anchor": self.anchor,
+            "elo": self.elo,
+            "bootstrap": self.bootstrap,
+            "interval_seed": self.interval_seed,
+            "model": self.model,
+            "interval": self.interval,
+        }
 
 
 @dataclass(slots=True)
@@ -103,6 +154,16 @@ class SizeRow:
     elo_low: float | None
     elo_high: float | None
     games: int
+    wins: float = 0.0  # a win shared by w players counts 1/w
+    total_sum: int = 0
+
+    @property
+    def win_rate(self) -> float | None:
+        return self.wins / self.games if self.games else None
+
+    @property
+    def avg_total(self) -> float | None:
+        return self.total_sum / self.games if self.games else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -111,6 +172,9 @@ class SizeRow:
             "elo_low": _round(self.elo_low),
             "elo_high": _round(self.elo_high),
             "games": self.games,
+            "wins": round(self.wins, 6),
+            "win_rate": _round(self.win_rate, 6),
+            "avg_total": _round(self.avg_total, 4),
         }
 
 
@@ -202,10 +266,18 @@ class Tables:
         }
 
 
-PRIOR: Final = 1.0
+def finite(value: float | None) -> float | None:
+    """``value``, or None when it is not a finite number.
+
+    A bot that played one duplicate block has no spread to resample: its
+    bootstrap interval comes out infinite (or NaN), which JSON cannot carry
+    and no reader can use. It is no interval, written null, shown as a dash.
+    """
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _round(value: float | None, digits: int = 2) -> float | None:
+    value = finite(value)
     return None if value is None else round(value, digits)
 
 
@@ -277,14 +349,14 @@ def compute(
             )
         for rating in ratings:
             row = rows[rating.name]
-            row.elo, row.elo_low, row.elo_high = rating.elo, rating.low, rating.high
+            row.elo, row.elo_low, row.elo_high = rating.elo, finite(rating.low), finite(rating.high)
     elif len(played) == 1:
         rows[played[0]].elo = anchor_elo
     sizes = sorted({len(g.seats) for g in games})
     by_size: dict[int, list[SizeRow]] = {}
     if len(sizes) > 1:
         for k in sizes:
-            subset = [(block, seats) for (block, seats), g in zip(orders, games) if len(g.seats) == k]
+            subset = [g for g in games if len(g.seats) == k]
             by_size[k] = _size_rows(subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval)
     ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
     return Tables(
@@ -303,6 +375,89 @@ def compute(
         seat_effects=seat_effects(games),
         starter_effects=starter_effects(games),
     )
+
+
+def rated(games: Sequence[StoredGame], bots: Iterable[str], rating: RatingConfig) -> Tables:
+    """:func:`compute` with every rating setting taken from ``rating`` (a config's, or a store's)."""
+    return compute(
+        games,
+        bots=bots,
+        anchor=rating.anchor,
+        anchor_elo=rating.elo,
+        bootstrap=rating.bootstrap,
+        interval_seed=rating.interval_seed,
+        model=rating.model,
+        interval=rating.interval,
+    )
+
+
+Order = tuple[Hashable, Sequence[tuple[str, int]]]
+
+
+class RunningFit:
+    """Point Elo (no intervals) of games added a few at a time, fitted exactly as :func:`compute` fits them.
+
+    The same model and prior, only the bots with games fitted, anchored as the
+    tables are (the pool mean while the anchor has no games): after the last
+    games, :meth:`elo` is the tables' Elo. Each :meth:`add` sums only the new
+    games' statistics (indexed by ``names``, every bot that may appear), and a
+    fit starts from the previous one when the same bots are fitted.
+    """
+
+    def __init__(self, names: Sequence[str], model: str = DEFAULT_MODEL) -> None:
+        if model not in RATING_MODELS:
+            raise ValueError(f"unknown rating model {model!r}: expected one of {', '.join(RATING_MODELS)}")
+        self.names = tuple(names)
+        self.model = model
+        n = len(self.names)
+        self._at = {name: i for i, name in enumerate(self.names)}
+        self._wins = [[0.0] * n for _ in range(n)]  # Bradley-Terry's sufficient statistics
+        self._counts = [[0.0] * n for _ in range(n)]
+        self._chosen = [0.0] * n  # Plackett-Luce's
+        self._stages: dict[int, float] = {}
+        self._seen: set[str] = set()
+        self._last: tuple[tuple[str, ...], list[float]] | None = None
+
+    def add(self, orders: Sequence[Order]) -> None:
+        """Add games ``(block, [(bot, rank), ...])``."""
+        self._seen.update(bot for _, seats in orders for bot, _ in seats)
+        if self.model == "bradley-terry":
+            wins, counts = bradley_terry.pair_data(orders, self.names).totals()
+            for mine, more in ((self._wins, wins), (self._counts, counts)):
+                for row, extra in zip(mine, more):
+                    for j, value in enumerate(extra):
+                        row[j] += value
+        else:
+            chosen, stages = plackett_luce.order_data(orders, self.names).totals()
+            for i, value in enumerate(chosen):
+                self._chosen[i] += value
+            for mask, count in stages.items():
+                self._stages[mask] = self._stages.get(mask, 0.0) + count
+
+    def elo(self, anchor: str | None, anchor_elo: float) -> dict[str, float]:
+        """Every bot with games so far: its Elo (``anchor`` at ``anchor_elo``, or the pool mean without it)."""
+        played = tuple(sorted(self._seen))
+        if len(played) < 2:
+            return {name: anchor_elo for name in played}
+        rows = [self._at[name] for name in played]
+        start = self._last[1] if self._last is not None and self._last[0] == played else None
+        if self.model == "bradley-terry":
+            beta = bradley_terry.fit(
+                [[self._wins[i][j] for j in rows] for i in rows],
+                [[self._counts[i][j] for j in rows] for i in rows],
+                prior=PRIOR,
+                start=start,
+            )
+        else:
+            bit = {row: 1 << k for k, row in enumerate(rows)}  # a stage's bots, renumbered among the played
+            stages: dict[int, float] = {}
+            for mask, count in self._stages.items():
+                local = sum(b for row, b in bit.items() if mask >> row & 1)
+                stages[local] = stages.get(local, 0.0) + count
+            beta = plackett_luce.fit([self._chosen[i] for i in rows], stages, prior=PRIOR, start=start)
+        self._last = (played, beta)
+        use = anchor if anchor in self._seen else None
+        return dict(zip(played, bradley_terry.anchor_ratings(beta, played, use, anchor_elo)))
 
 
 def seat_effects(games: Sequence[StoredGame]) -> dict[int, list[tuple[int, float]]]:
@@ -360,7 +515,7 @@ def starter_effects(games: Sequence[StoredGame]) -> dict[int, StarterEffect]:
 
 
 def _size_rows(
-    orders: Sequence[tuple[Any, list[tuple[str, int]]]],
+    games: Sequence[StoredGame],
     anchor: str | None,
     anchor_elo: float,
     bootstrap: int,
@@ -370,12 +525,19 @@ def _size_rows(
 ) -> list[SizeRow]:
     """Elo from one table size's games alone (anchored as the whole table, or at the pool mean without it)."""
     counts: dict[str, int] = {}
-    for _, seats in orders:
-        for bot, _ in seats:
-            counts[bot] = counts.get(bot, 0) + 1
+    wins: dict[str, float] = {}
+    totals: dict[str, int] = {}
+    orders = []
+    for game in games:
+        winners = sum(1 for s in game.seats if s.rank == 1)
+        for seat in game.seats:
+            counts[seat.bot] = counts.get(seat.bot, 0) + 1
+            wins[seat.bot] = wins.get(seat.bot, 0.0) + (1.0 / winners if seat.rank == 1 else 0.0)
+            totals[seat.bot] = totals.get(seat.bot, 0) + seat.total
+        orders.append((game.id.block, [(s.bot, s.rank) for s in game.seats]))
     names = sorted(counts)
     if len(names) < 2:
-        return [SizeRow(name, anchor_elo, None, None, counts[name]) for name in names]
+        return [SizeRow(name, anchor_elo, None, None, counts[name], wins[name], totals[name]) for name in names]
     use = anchor if anchor in counts else None
     if model == "bradley-terry":
         pairs = bradley_terry.pair_data(orders, names)
@@ -387,5 +549,8 @@ def _size_rows(
         ratings = plackett_luce.rate(
             tables, use, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
         )
-    rows = [SizeRow(r.name, r.elo, r.low, r.high, counts[r.name]) for r in ratings]
+    rows = [
+        SizeRow(r.name, r.elo, finite(r.low), finite(r.high), counts[r.name], wins[r.name], totals[r.name])
+        for r in ratings
+    ]
     return sorted(rows, key=lambda r: (-(r.elo or 0.0), r.name))

@@ -24,7 +24,7 @@ from typing import Any
 from skyjo_ref.botfiles import bot_files
 from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.store import StoredGame
-from skyjo_ref.tournament.tables import Tables, compute
+from skyjo_ref.tournament.tables import RatingConfig, Tables, rated
 
 
 def bot_version(spec: BotSpec, output: Path | None = None) -> str:
@@ -139,23 +139,8 @@ def versioned_tables(
     current: Mapping[str, str],
     history: Sequence[tuple[str, str, float]],
     bots: Sequence[str],
-    anchor: str | None,
-    anchor_elo: float,
-    bootstrap: int,
-    interval_seed: int | str,
-    model: str = "plackett-luce",
-    interval: str = "normal",
+    rating: RatingConfig,
 ) -> Tables:
-    """The current table of a store's games (every game fitted, current versions shown; see the module);
-    ``model`` and ``interval`` as in :func:`skyjo_ref.tournament.tables.compute`."""
-    tables = compute(
-        current_view(games, current),
-        bots=bots,
-        anchor=anchor,
-        anchor_elo=anchor_elo,
-        bootstrap=bootstrap,
-        interval_seed=interval_seed,
-        model=model,
-        interval=interval,
-    )
-    return current_table(tables, current, history, bots)
+    """The current table of a store's games (every game fitted, current versions shown; see the module),
+    rated as ``rating`` says."""
+    return current_table(rated(current_view(games, current), bots, rating), current, history, bots)
