@@ -261,8 +261,12 @@ def check_json_target(path: Path | None) -> None:
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
-    text = json.dumps(data, indent=2) + "\n"
+    """Write ``data`` as indented JSON to ``path`` (``-``: stdout).
+
+    Strict JSON: a NaN or an infinity (which ``json`` would write as the invalid
+    ``NaN``/``Infinity``) raises instead; the tables write null for them.
+    """
+    text = json.dumps(data, indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         typer.echo(text, nl=False)
         return

@@ -29,7 +29,7 @@
   function put(host, ...kids) {
     host.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined));
   }
-  const fmt = (v, digits) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits === undefined ? 0 : digits));
+  const fmt = (v, digits) => (v === null || v === undefined ? "—" : Number(v).toFixed(digits === undefined ? 0 : digits));
   const half = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
   const compact = (v) => (v >= 10000 ? `${(v / 1000).toFixed(v >= 100000 ? 0 : 1)}k` : String(v));
   /* A series colour: golden-angle hues, so neighbours in any order differ; two lightnesses past 12. */
@@ -108,17 +108,17 @@
       el("th", { "data-col": id, class: id === lbSort.col ? (lbSort.dir > 0 ? "sorted asc" : "sorted desc") : "",
         title: "sort", onclick: () => { lbSort = { col: id, dir: lbSort.col === id ? -lbSort.dir : 1 }; renderLeaderboard(); } }, label)));
     const body = rows.map(({ r, i }) => {
-      let bar = "–";
+      let bar = "—";
       if (r.elo !== null) {
         const g = svg("svg", { width: W, height: 14, class: "ci", role: "img" });
-        if (r.elo_low !== null) {
+        if (r.elo_low !== null && r.elo_high !== null) {
           g.append(svg("line", { x1: x(r.elo_low), x2: x(r.elo_high), y1: 7, y2: 7, class: "ci-bar" }));
           g.append(svg("line", { x1: x(r.elo_low), x2: x(r.elo_low), y1: 3, y2: 11, class: "ci-bar" }));
           g.append(svg("line", { x1: x(r.elo_high), x2: x(r.elo_high), y1: 3, y2: 11, class: "ci-bar" }));
         }
         g.append(svg("circle", { cx: x(r.elo), cy: 7, r: 3.5, class: "ci-dot" },
           svg("title", {}, `${r.name}: ${fmt(r.elo, 1)} [${fmt(r.elo_low, 1)}, ${fmt(r.elo_high, 1)}]`)));
-        bar = el("span", {}, g, el("span", { class: "ci-text" }, r.elo_low === null ? "" : `${fmt(r.elo_low)} – ${fmt(r.elo_high)}`));
+        bar = el("span", {}, g, el("span", { class: "ci-text" }, r.elo_low === null || r.elo_high === null ? "—" : `${fmt(r.elo_low)} – ${fmt(r.elo_high)}`));
       }
       return el("tr", { "data-bot": r.name },
         el("td", { "data-col": "rank" }, i + 1),
@@ -129,7 +129,7 @@
           el("a", { href: "#games", onclick: () => filterGames(r.name) }, r.games)),
         el("td", { "data-col": "avg_total", "data-value": r.avg_total }, fmt(r.avg_total, 1)),
         el("td", { "data-col": "wins", "data-value": r.wins }, fmt(r.wins, Number.isInteger(r.wins) ? 0 : 1)),
-        el("td", { "data-col": "win_rate" }, r.win_rate === null ? "–" : fmt(100 * r.win_rate, 1)),
+        el("td", { "data-col": "win_rate" }, r.win_rate === null ? "—" : fmt(100 * r.win_rate, 1)),
         el("td", { "data-col": "strikes", "data-value": r.strikes }, r.strikes),
         el("td", { "data-col": "timeouts", "data-value": r.timeouts }, r.timeouts),
         el("td", { "data-col": "forfeits", "data-value": r.forfeits }, r.forfeits));
@@ -287,7 +287,7 @@
       el("button", { class: "chip" + (picked.has(name) ? " picked" : ""), "data-bot": name, title: `highlight ${name}`,
         onclick: () => { if (picked.has(name)) picked.delete(name); else picked.add(name); renderHistory(); } },
       el("span", { class: "swatch", style: `background:${seriesColour(b)}` }), name)));
-    put(host, chart, el("p", { class: "note" }, `Elo after each checkpoint, by ${DATA.history.by}` +
+    put(host, chart, el("p", { class: "note" }, `${DATA.rating.model_name} Elo (fitted and anchored as the leaderboard, without intervals) after each checkpoint, by ${DATA.history.by}` +
       ((DATA.history.runs || []).length ? "; a dashed line starts a run (a pause of more than 10 minutes)" : "") +
       `. Click a name to highlight its line${labelAll ? "" : " and label it"}${picked.size ? " (click again to clear)" : ""}.`), legend);
   }
@@ -357,7 +357,7 @@
     const short = (e) => (e >= 1000 ? `${e / 1000}k` : String(e));
     const timeLabels = edges.map((e) => short(e)).concat([`>${short(edges[edges.length - 1])}`]);
     const d = b.decisions;
-    const pct = (a, c) => (c ? `${(100 * a / c).toFixed(1)}%` : "–");
+    const pct = (a, c) => (c ? `${(100 * a / c).toFixed(1)}%` : "—");
     const width = Math.max(280, Math.min(380, host.clientWidth - 8));
     put(host,
       el("div", { class: "facts" },
@@ -375,9 +375,9 @@
       b.faults.length === 0 ? el("p", {}, "None.") : el("div", { class: "scroll" }, el("table", { class: "faults" },
         el("thead", {}, el("tr", {}, el("th", {}, "kind"), el("th", {}, "game"), el("th", {}, "round"), el("th", {}, "action"), el("th", {}, "detail"))),
         el("tbody", {}, b.faults.map((f) => el("tr", {}, el("td", {}, f.kind),
-          el("td", {}, f.game ? el("a", { href: "#viewer", class: "fault-link", onclick: (e) => { e.preventDefault(); openGame(f.game, f.round, f.action); } }, f.game) : "–"),
-          el("td", { "data-col": "round" }, f.round === null || f.round === undefined ? "–" : f.round + 1),
-          el("td", {}, f.action === null || f.action === undefined ? "–" : f.action + 1),
+          el("td", {}, f.game ? el("a", { href: "#viewer", class: "fault-link", onclick: (e) => { e.preventDefault(); openGame(f.game, f.round, f.action); } }, f.game) : "—"),
+          el("td", { "data-col": "round" }, f.round === null || f.round === undefined ? "—" : f.round + 1),
+          el("td", {}, f.action === null || f.action === undefined ? "—" : f.action + 1),
           el("td", {}, f.detail)))))),
       b.fault_count > b.faults.length ? el("p", { class: "note" }, `${b.fault_count - b.faults.length} more not listed.`) : null);
   }
@@ -465,10 +465,10 @@
           el("td", { class: "key" }, g.key),
           el("td", { class: "seats-cell" }, joinWith(g.seats.map((b, i) => el("span", { class: "seat-result" + (g.winners.includes(b) ? " won" : "") + (g.forfeits.includes(i) ? " forfeited" : "") },
             `${name(b)} ${g.totals[i]} (${g.forfeits.includes(i) ? "forfeit" : g.ranks[i]})`)), " · ")),
-          el("td", { class: "winner" }, g.winners.length ? g.winners.map(name).join(", ") : "–"),
+          el("td", { class: "winner" }, g.winners.length ? g.winners.map(name).join(", ") : "—"),
           el("td", { class: "forfeits" }, g.forfeits.map((i) => name(g.seats[i])).join(", ")),
           el("td", { class: "strikes" }, g.seats.map((b, i) => [name(b), g.strikes[i]]).filter((s) => s[1]).map((s) => `${s[0]} ${s[1]}`).join(", ")),
-          el("td", {}, g.rounds === null ? "–" : g.rounds),
+          el("td", {}, g.rounds === null ? "—" : g.rounds),
           el("td", {}, el("button", { class: "open", onclick: () => openGame(g.key) }, loaded.has(g.key) ? "view" : "open file"))))))),
       pages > 1 ? pager.cloneNode(true) : null);
       if (pages > 1) {  // the copy at the bottom needs its own listeners
