@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route, sync_playwright
-from report_stores import round_robin_store
+from report_stores import mixed_size_store, play, round_robin_store
 from skyjo_bot import Action, Bot, View
 from skyjo_bot.types import TimeControl
 from skyjo_ref.bots import make_builtin
@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "out" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DASH = " \N{EN DASH} "  # between the ends of an interval, as the page writes them
+NONE = "\N{EM DASH}"  # a number the page does not have (no interval: a bot of one duplicate block)
 
 
 class Raises(Bot):
@@ -789,5 +790,56 @@ def test_histograms_keep_their_labels_whole_and_apart(browser: Browser, tmp_path
     # a log scale: a bin of a few slow decisions is still a visible bar
     heights = charts.nth(1).locator("rect").evaluate_all("e => e.map(r => Number(r.getAttribute('height')))")
     assert all(h >= 5 for h, c in zip(heights, decisions["bins"]) if c > 0)
+    watch.check()
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A league at 2, 3 and 4 players (Plackett-Luce, anchored), and a bot that played one duplicate block."""
+    folder = tmp_path_factory.mktemp("mixed") / "run"
+    rating = {"anchor": "random", "elo": 1000, "bootstrap": 20, "interval_seed": 3, "model": "plackett-luce"}
+    bots = ["greedy", "greedy2", "random", "random2"]
+    store = mixed_size_store(folder, bots, [2, 3, 4], deals=2, rating={**rating, "interval": "normal"})
+    late = [GameId(("greedy", "late"), 0, r) for r in range(2)]
+    store.add_games([(g, "2/0", play(g.seats, "2/0", ["greedy", "random"]), 0.01) for g in late])
+    store.close()
+    write_report(folder, folder / "report.html")
+    return folder
+
+
+def test_table_sizes_seats_and_starters_show_the_numbers_of_ratings_json(browser: Browser, mixed_run: Path) -> None:
+    expected = json.loads(cli("ratings", str(mixed_run), "--json", "-", cwd=mixed_run.parent).stdout)
+    page, watch = open_page(browser, mixed_run / "report.html")
+    assert "Plackett-Luce Elo" in page.locator("#leaderboard .note").first.inner_text()
+    late = page.locator('#leaderboard-table tr[data-bot="late"] [data-col="interval"]')
+    assert late.inner_text() == NONE and late.get_attribute("data-low") is None  # JavaScript drew it: no NaN
+    assert sorted(expected["by_size"]) == ["2", "3", "4"]
+    for k, bots in expected["by_size"].items():
+        rows = page.locator(f"#size-{k} tbody tr")
+        assert rows.count() == len(bots)
+        for i, bot in enumerate(bots):
+            row = rows.nth(i)
+            assert row.get_attribute("data-bot") == bot["name"]
+            assert float(row.locator('[data-col="elo"]').get_attribute("data-value") or "nan") == bot["elo"]
+            assert row.locator('[data-col="elo"]').inner_text() == f"{bot['elo']:.1f}"
+            shown = NONE if bot["elo_low"] is None else f"{bot['elo_low']:.0f}{DASH}{bot['elo_high']:.0f}"
+            assert row.locator('[data-col="interval"]').inner_text() == shown
+            assert int(row.locator('[data-col="games"]').inner_text()) == bot["games"]
+            assert row.locator('[data-col="win_rate"]').inner_text() == f"{100 * bot['win_rate']:.1f}"
+            assert row.locator('[data-col="avg_total"]').inner_text() == f"{bot['avg_total']:.1f}"
+    assert page.locator('#size-2 tr[data-bot="late"] [data-col="interval"]').inner_text() == NONE
+    for k, seats in expected["seat_effects"].items():
+        cells = page.locator(f'#seat-effects tr[data-size="{k}"] td[data-seat]')
+        assert cells.all_inner_texts() == [f"{100 * s['score']:.1f}%" for s in seats]
+    for k, effect in expected["starter_effects"].items():
+        row = page.locator(f'#starter-effects tr[data-size="{k}"]')
+        assert int(row.locator('[data-col="games"]').inner_text()) == effect["games"]
+        assert row.locator('[data-col="points"]').inner_text() == f"{effect['points']:+.1f}"
+        assert row.locator('[data-col="share"]').inner_text() == f"{100 * effect['share']:.1f}"
+    page.click('nav a[href="#sizes"]')
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#sizes").screenshot(path=str(SHOTS / "table-sizes.png"))
+    page.locator("#seats").screenshot(path=str(SHOTS / "seats.png"))
     watch.check()
     page.close()
