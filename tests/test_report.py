@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -25,6 +26,7 @@ from skyjo_ref.report import ReportOptions, collect, write_report
 from skyjo_ref.report.data import h2h_p
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import Store
+from skyjo_ref.tournament.tables import json_safe
 
 MIB = 1024 * 1024
 STATE_CODE = {SlotState.HIDDEN: 0, SlotState.REVEALED: 1, SlotState.REMOVED: 2}
@@ -390,3 +392,14 @@ def test_a_bot_with_one_duplicate_block_gets_no_interval_not_nan(tmp_path: Path,
     assert html and '<td data-col="interval">—</td>' in html.group(0) and "None" not in html.group(0)
     expected = ratings_json(tmp_path / "run")  # strict too
     assert next(b for b in expected["bots"] if b["name"] == "late")["elo_low"] is None
+
+
+def test_json_safe_writes_null_for_every_number_json_cannot_carry() -> None:
+    """A NaN or an infinity anywhere (a table, a list, a tuple) is null, never an invalid token or a crash."""
+    data = {"a": [1.0, math.nan, (math.inf, {"b": -math.inf})], "c": 2, "d": "x", "e": None}
+    assert json.loads(json.dumps(json_safe(data), allow_nan=False)) == {
+        "a": [1.0, None, [None, {"b": None}]],
+        "c": 2,
+        "d": "x",
+        "e": None,
+    }

@@ -23,6 +23,7 @@ from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
 from skyjo_ref.tournament.shard import Shard, ShardError
+from skyjo_ref.tournament.tables import json_safe
 
 _T = TypeVar("_T")
 
@@ -264,9 +265,9 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``data`` as indented JSON to ``path`` (``-``: stdout).
 
     Strict JSON: a NaN or an infinity (which ``json`` would write as the invalid
-    ``NaN``/``Infinity``) raises instead; the tables write null for them.
+    ``NaN``/``Infinity``) is written null.
     """
-    text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+    text = json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         typer.echo(text, nl=False)
         return

@@ -19,6 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from skyjo_ref.report.data import ReportOptions, collect, single_game
+from skyjo_ref.tournament.tables import json_safe
 
 
 def _static(name: str) -> Markup:
@@ -51,7 +52,7 @@ def render(data: Mapping[str, Any], single: bool = False) -> str:
     """The HTML page for report ``data`` (see :mod:`skyjo_ref.report.data`)."""
     template = _environment().get_template("report.html.j2")
     return template.render(
-        data=data,
+        data=json_safe(data),
         single=single,
         version=_version(),
         css=_static("report.css"),

@@ -276,6 +276,21 @@ def finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def json_safe(data: Any) -> Any:
+    """``data`` with every non-finite float (NaN, an infinity) replaced by None, at any depth.
+
+    JSON has no NaN or Infinity (``json`` would write them as invalid tokens
+    that browsers and ``jq`` reject); a number nobody could compute is null.
+    """
+    if isinstance(data, float):
+        return finite(data)
+    if isinstance(data, Mapping):
+        return {key: json_safe(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [json_safe(value) for value in data]
+    return data
+
+
 def _round(value: float | None, digits: int = 2) -> float | None:
     value = finite(value)
     return None if value is None else round(value, digits)
