@@ -36,7 +36,7 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from skyjo_ref.seating import design, seat_order
 from skyjo_ref.stats import bradley_terry as bt
@@ -94,11 +94,22 @@ def fits(games: Sequence[Game], names: Sequence[str]) -> tuple[pl.OrderData, bt.
     return orders, pairs, beta_pl, beta_bt
 
 
-def held_out(games: Sequence[Game], names: Sequence[str], beta: Sequence[float]) -> tuple[float, int, int]:
-    """(sum of Plackett-Luce order log-likelihoods, mispredicted pairs, pairs) of ``games``."""
+class HeldOut(NamedTuple):
+    """Held-out games scored by fitted strengths (sums; divide by ``games`` or ``pairs``)."""
+
+    order_loglik: float  # Plackett-Luce log-likelihood of the orders (Breslow ties)
+    pair_loglik: float  # Bradley-Terry log-likelihood of every pair in a game (a tie: half a win each)
+    games: int
+    pairs: int  # every pair in every game, ties included
+    wrong: int  # decided pairs ordered against the strengths
+    decided: int  # pairs that are not tied, between bots of different strengths
+
+
+def held_out(games: Sequence[Game], names: Sequence[str], beta: Sequence[float]) -> HeldOut:
+    """Score ``games`` by strengths ``beta`` (natural units, indexed like ``names``)."""
     index = {name: i for i, name in enumerate(names)}
-    loglik = 0.0
-    wrong = pairs = 0
+    loglik = pair_loglik = 0.0
+    wrong = decided = pairs = 0
     for _, seats in games:
         order = [(index[bot], rank) for bot, rank in seats]
         chosen = [0.0] * len(names)
@@ -109,11 +120,15 @@ def held_out(games: Sequence[Game], names: Sequence[str], beta: Sequence[float])
                 chosen[i] += 1
         loglik += pl.log_likelihood(beta, chosen, stages)
         for (a, ra), (b, rb) in itertools.combinations(order, 2):
+            pairs += 1
+            score = 1.0 if ra < rb else 0.0 if ra > rb else 0.5
+            d = beta[a] - beta[b]  # log P(a ahead) = -softplus(-d), log P(b ahead) = -softplus(d)
+            pair_loglik -= score * bt._softplus(-d) + (1.0 - score) * bt._softplus(d)
             if ra == rb or beta[a] == beta[b]:
                 continue
-            pairs += 1
+            decided += 1
             wrong += (ra < rb) != (beta[a] > beta[b])
-    return loglik, wrong, pairs
+    return HeldOut(loglik, pair_loglik, len(games), pairs, wrong, decided)
 
 
 def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -156,10 +171,10 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
                     widths[(model, method)] += high - low
         future = play_league(rng, n, k, 1, truth, args.truth, first_deal=args.deals)
         for model, beta in (("pl", beta_pl), ("bt", beta_bt)):
-            ll, wrong, total = held_out(future, names, beta)
-            heldout[model][0] += ll
-            heldout[model][1] += wrong
-            heldout[model][2] += total
+            score = held_out(future, names, beta)
+            heldout[model][0] += score.order_loglik
+            heldout[model][1] += score.wrong
+            heldout[model][2] += score.decided
     total = leagues * n
     future_games = leagues * math.comb(n, k) * len(design(k, "balanced"))
     return {

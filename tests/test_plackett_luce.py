@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import choix  # type: ignore[import-untyped]
 import pytest
@@ -13,6 +15,9 @@ from skyjo_ref.seating import design, seat_order
 from skyjo_ref.stats import bradley_terry as bt
 from skyjo_ref.stats import plackett_luce as pl
 from skyjo_ref.stats.bootstrap import interval, percentile, t_quantile_975
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from bench_ratings import held_out
 
 Game = tuple[object, list[tuple[str, int]]]
 
@@ -149,3 +154,22 @@ def test_the_tables_rate_with_the_chosen_model() -> None:
     seats = default["seat_effects"]["3"]
     assert [cell["seat"] for cell in seats] == [0, 1, 2] and all(cell["games"] == 48 for cell in seats)
     assert sum(cell["score"] for cell in seats) == pytest.approx(1.5)  # the shares beaten add to k/2
+
+
+def test_the_benchmarks_held_out_scorer_on_a_hand_computed_case() -> None:
+    """benchmarks/bench_ratings.py's scorer (bench_ratings_real.py's too): strengths w = (2, 1, 1)."""
+    beta = [math.log(2.0), 0.0, 0.0]
+    games = [
+        ((0, 0), [("a", 1), ("b", 2), ("c", 3)]),
+        ((0, 1), [("c", 1), ("a", 2), ("b", 2)]),  # a and b tied second (Breslow: both chosen from {a, b})
+    ]
+    score = held_out(games, ["a", "b", "c"], beta)
+    # orders: a from {a,b,c} (2/4), b from {b,c} (1/2); c from {a,b,c} (1/4), a and b from {a,b} (2/3 x 1/3)
+    assert score.order_loglik == pytest.approx(math.log(2 / 4 * 1 / 2) + math.log(1 / 4 * 2 / 3 * 1 / 3))
+    # pairs: a>b 2/3, a>c 2/3, b>c 1/2; c>a 1/3, c>b 1/2, a=b half of each way
+    expected = 2 * math.log(2 / 3) + math.log(1 / 2) + math.log(1 / 3) + math.log(1 / 2)
+    expected += 0.5 * math.log(2 / 3) + 0.5 * math.log(1 / 3)
+    assert score.pair_loglik == pytest.approx(expected)
+    assert (score.games, score.pairs) == (2, 6)
+    # decided: a-b, a-c (game 1, both right), c-a (game 2, wrong); b-c has equal strengths, a=b is a tie
+    assert (score.wrong, score.decided) == (1, 3)
