@@ -8,9 +8,10 @@ Each simulated gate feeds :class:`skyjo_ref.gate.tracker.GateTracker` (the
 code the CLI runs) with stored games of a K-player table: the candidate and
 K - 1 identical baseline copies, each deal one block of K games (the
 candidate in each seat). A game's order is a Plackett-Luce draw (a Gumbel
-race) in which the candidate's strength is ``elo`` above the copies', plus a
-shared seat luck per deal (the same cards for the block's games): so the
-candidate's chance to finish ahead of one copy is ``1 / (1 + 10^(-elo/400))``,
+race) in which the candidate is stronger than the copies, plus a shared
+seat luck per deal (the same cards for the block's games), its edge set so
+that its chance to finish ahead of one copy, averaged over the seat luck, is
+``1 / (1 + 10^(-elo/400))`` (:func:`candidate_edge`),
 the gate's definition of Elo at K players (docs/gate.md). At true Elo =
 elo0 the share accepted is the false positive rate (alpha), at elo1 the share
 rejected is the false negative rate (beta).
@@ -31,6 +32,7 @@ import json
 import math
 import random
 from pathlib import Path
+from statistics import NormalDist
 
 from skyjo_bot.types import Rules, TimeControl
 from skyjo_ref.gate.spec import GateSpec
@@ -68,13 +70,36 @@ def field_strengths(spec: GateSpec, spread: float) -> dict[str, float]:
     return {name: spread * (2 * i / (len(names) - 1) - 1) for i, name in enumerate(names)}
 
 
+def candidate_edge(elo: float, seat_luck: float) -> float:
+    """The candidate's strength (nats) above the baseline's that makes its chance to finish ahead of it, averaged
+    over the seat luck, exactly ``1 / (1 + 10^(-elo/400))``.
+
+    In a Gumbel race the candidate finishes ahead of a bot ``d`` nats weaker with chance ``logistic(d)``; the
+    seat luck adds ``N(0, 2 seat_luck^2)`` to ``d`` and pulls that chance toward 1/2, so ``elo`` nats alone
+    would put the truth a little inside the bounds (about 10% of the way at the default luck).
+    """
+    target = sprt.score_of(elo)
+    spread = math.sqrt(2.0) * seat_luck
+    nodes = [NormalDist().inv_cdf((i + 0.5) / 400) * spread for i in range(400)]
+
+    def chance(edge: float) -> float:
+        return sum(1.0 / (1.0 + math.exp(-(edge + z))) for z in nodes) / len(nodes)
+
+    low, high = -10.0, 10.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if chance(mid) < target else (low, mid)
+    return (low + high) / 2
+
+
 def simulate(
     spec: GateSpec, elo: float, rng: random.Random, seat_luck: float = 0.3, field_elo: float = 0.0
 ) -> GateTracker:
     """One gate to its verdict (or cap) at true Elo ``elo``."""
     tracker = GateTracker(spec)
     cand = spec.names[0]
-    strength = {name: (elo * NATS_PER_ELO if name == cand else 0.0) for name in spec.seat_names}
+    edge = candidate_edge(elo, seat_luck)
+    strength = {name: (edge if name == cand else 0.0) for name in spec.seat_names}
     strength.update({name: e * NATS_PER_ELO for name, e in field_strengths(spec, field_elo).items()})
     k = spec.players
     deal = 0
