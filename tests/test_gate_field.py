@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from skyjo_bot.types import Rules, TimeControl
 from skyjo_ref.gate.spec import GateSpec
-from skyjo_ref.gate.tracker import GateTracker, head_to_head, prior_variance
+from skyjo_ref.gate.tracker import GateTracker, head_to_head, prior_variance, shrunk_llr
 from skyjo_ref.players import parse_bot_spec
 from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.schedule import GameId
@@ -118,6 +118,12 @@ def test_the_block_score_is_the_candidate_against_the_baseline_alone() -> None:
     assert info["games"] == 6 and info["block_scores"] == [0, 0, 0, 0, 1] and info["history"][0][0] == 6
     assert info["field"] == ["random.field1"] and info["seating"] == "balanced" and info["block_games"] == 6
     assert prior_variance(6) == pytest.approx(0.25 / 6)
+    # with a field the variance is never below the prior (independent games); copies keep the shrunk one
+    s0, s1 = sprt.score_of(0.0), sprt.score_of(20.0)
+    floored = shrunk_llr(100, 0.6, 0.001, s0, s1, 6, floor=True)
+    assert floored == pytest.approx(sprt.normal_llr(100, 0.6, 0.25 / 6, s0, s1))
+    assert shrunk_llr(100, 0.6, 0.001, s0, s1, 6) > 1.5 * floored
+    assert shrunk_llr(100, 0.6, 0.1, s0, s1, 6, floor=True) == shrunk_llr(100, 0.6, 0.1, s0, s1, 6)
 
 
 def test_simulated_field_gates_stay_within_alpha_and_beta() -> None:

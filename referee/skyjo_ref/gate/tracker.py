@@ -131,14 +131,19 @@ def prior_variance(games: int) -> float:
     return PRIOR_VARIANCE * 2.0 / games
 
 
-def shrunk_llr(n: int, mean: float, var: float, s0: float, s1: float, games: int) -> float:
+def shrunk_llr(n: int, mean: float, var: float, s0: float, s1: float, games: int, floor: bool = False) -> float:
     """The normal-approximation LLR with the block variance shrunk toward a prior (see :data:`PRIOR_VARIANCE`).
 
     A block averages ``games`` games (K with copies, K(K-1) with a field): its prior variance is
-    :func:`prior_variance` of them.
+    :func:`prior_variance` of them. With ``floor`` (a field gate) the variance is never taken below that
+    prior: the block's games count as no better than independent ones. Plugged in as measured, the
+    variance's own noise made simulated field gates at elo0 accept 6.05% of the time (2,000 gates, alpha 5%;
+    4.3% with the prior as the variance), docs/gate.md.
     """
     prior = prior_variance(games)
     shrunk = (n * var + PRIOR_BLOCKS * prior) / (n + PRIOR_BLOCKS)
+    if floor:
+        shrunk = max(shrunk, prior)
     return sprt.normal_llr(n, mean, shrunk, s0, s1)
 
 
@@ -248,7 +253,7 @@ class GateTracker:
         self.plain.add(block)
         self.counts[min(4, round(block * 4))] += 1  # a histogram of block scores (quarters), for display
         mean, var = self.plain.moments()
-        value = shrunk_llr(self.plain.n, mean, var, *self.scores, len(scores))
+        value = shrunk_llr(self.plain.n, mean, var, *self.scores, len(scores), floor=bool(self.spec.field))
         self._decide(value)
 
     def _decide(self, value: float) -> None:
