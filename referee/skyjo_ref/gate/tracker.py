@@ -138,7 +138,7 @@ def shrunk_llr(n: int, mean: float, var: float, s0: float, s1: float, games: int
     :func:`prior_variance` of them. With ``floor`` (a field gate) the variance is never taken below that
     prior: the block's games count as no better than independent ones. Plugged in as measured, the
     variance's own noise made simulated field gates at elo0 accept 6.05% of the time (2,000 gates, alpha 5%;
-    4.3% with the prior as the variance), docs/gate.md.
+    5.3% of the first 1,000 with this floor), docs/gate.md.
     """
     prior = prior_variance(games)
     shrunk = (n * var + PRIOR_BLOCKS * prior) / (n + PRIOR_BLOCKS)
