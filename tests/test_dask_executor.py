@@ -342,6 +342,29 @@ def test_gate_on_a_scheduler_reaches_the_local_verdict(tmp_path: Path, cluster: 
         assert runs["dask"][key] == runs["local"][key], key
 
 
+def test_a_multi_player_gate_on_a_scheduler_reaches_the_local_verdict(
+    tmp_path: Path, cluster: tuple[LocalCluster, Client]
+) -> None:
+    """--players K on Dask workers: the candidate's copies gate and its field gate (the balanced block)."""
+    local, _ = cluster
+    for table in (("--players", "3"), ("--players", "4", "--field", "random", "--field", "greedy")):
+        args = ("random", "greedy", *table, "--preset", "gain", "--option", "end_score=30", "-j", "2")
+        runs = {}
+        for name, extra in (("local", ()), ("dask", ("--executor", local.scheduler_address))):
+            out = f"{name}{len(table)}"
+            done = subprocess.run(
+                [sys.executable, "-m", "skyjo_ref", "gate", *args, *extra, "--out", out, "--json", f"{out}.json"],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=110,
+            )
+            assert done.returncode == 1, done.stderr  # random behind greedy: rejected
+            runs[name] = json.loads((tmp_path / f"{out}.json").read_text())
+        for key in ("verdict", "games", "llr", "block_scores", "history", "elo", "elo_ci", "field", "seating"):
+            assert runs["dask"][key] == runs["local"][key], (table, key)
+
+
 def test_a_bad_executor_is_one_line_and_exit_2(tmp_path: Path) -> None:
     folder = setup_folder(tmp_path)
     write_config(folder, THREE_BOTS)

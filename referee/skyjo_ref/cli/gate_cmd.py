@@ -54,10 +54,11 @@ from skyjo_ref.cli.options import (
 )
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
-from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, table_names
+from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, field_names, table_names
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.sandbox import Isolation
+from skyjo_ref.seating import block_size
 from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
@@ -92,6 +93,25 @@ def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSp
             "give a built-in bot, a Python file, module:Class or 'cmd:COMMAND'"
         )
     return spec
+
+
+def _players(given: int | None, field: list[str]) -> int:
+    """The table's size: ``--players``, or 2 + the ``--field`` bots when it is not given; checked against the field."""
+    players = given if given is not None else 2 + len(field)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise errors.UserError(f"--players {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
+    if field and players == 2:
+        raise errors.UserError(
+            f"--field {field[0]!r} at --players 2: a field needs 3 or more players "
+            "(the candidate, the baseline and players-2 --field bots)"
+        )
+    if field and len(field) != players - 2:
+        given_text = f"{len(field)} --field bot{'s' if len(field) != 1 else ''}"
+        raise errors.UserError(
+            f"--players {players} with {given_text}: expected {players - 2} (players-2: the table is the "
+            "candidate, the baseline and the field)"
+        )
+    return players
 
 
 def _hypotheses(
@@ -194,14 +214,25 @@ def gate(
     executor_text: ExecutorOption = None,
     in_process: InProcessOption = False,
     isolation_text: IsolationOption = None,
-    players: Annotated[
-        int,
+    players_given: Annotated[
+        int | None,
         typer.Option(
             "--players",
             "-k",
-            help="Seats at the table: the candidate against players-1 copies of the baseline (2-8).",
+            help="Seats at the table (2-8): the candidate against players-1 copies of the baseline, or against "
+            "the baseline and players-2 --field bots [default: 2, or 2 + the --field bots].",
+            show_default=False,
         ),
-    ] = 2,
+    ] = None,
+    field_texts: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--field",
+            metavar="BOT",
+            help="A third (fourth, ...) bot at the table, in the forms above; repeat it for each of the players-2 "
+            "seats. The block is then the balanced seat design and the score the candidate against the baseline.",
+        ),
+    ] = None,
 ) -> None:
     """Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.
 
@@ -214,17 +245,18 @@ def gate(
     isolation = isolation_from_cli(isolation_text, stderr)
     cand = _spec(candidate, "candidate", in_process, isolation)
     base = _spec(baseline, "baseline", in_process, isolation)
-    for note in in_process_notes((cand, base), in_process):
+    players = _players(players_given, field_texts or [])
+    field = tuple(_spec(text, f"--field {text!r}", in_process, isolation) for text in field_texts or [])
+    for note in in_process_notes((cand, base, *field), in_process):
         typer.echo(note, err=True)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
-    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise errors.UserError(f"--players {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
     if luck_adjust and players != 2:
         raise errors.UserError(f"--luck-adjust works at 2 players only (its luck features), not --players {players}")
     if players != 2 and hypotheses.model != "logistic":
         raise errors.UserError(f"--players {players} works with --elo-model logistic only (Elo at K players)")
-    if max_games < players:
-        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {players} games")
+    block = block_size(players, "balanced" if field else "rotations")
+    if max_games < block:
+        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {block} games")
     if luck_adjust and hypotheses.model != "logistic":
         raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
     rule_set = rules_from_cli(rules, option or [])
@@ -241,7 +273,9 @@ def gate(
     summaries.check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
     names = table_names(cand, base)
-    folder = out if out is not None else Path("runs") / f"gate-{names[0]}-vs-{names[1]}"
+    with_field = "".join(f"-{name}" for name in field_names(cand, base, field))  # another gate: another folder
+    default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
+    folder = out if out is not None else Path("runs") / default
     if shard is not None and out is None:
         folder = folder.with_name(folder.name + shard.suffix)
     if folder.exists() and not folder.is_dir():
@@ -259,6 +293,7 @@ def gate(
         luck=luck_adjust,
         shard=shard,
         players=players,
+        field=field,
     )
     backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
     store = _open_store(spec, new, stderr)
@@ -406,6 +441,7 @@ class _Report:
         extra: dict[str, Any] = {
             "Candidate": spec.candidate.describe(),
             "Baseline": spec.baseline.describe(),
+            **({"Field": ", ".join(f.describe() for f in spec.field)} if spec.field else {}),
             "Rules": spec.rules.to_dict(),
             "Seed": spec.seed,
             "Store": str(spec.output),
@@ -424,6 +460,7 @@ class _Report:
                     "output": str(spec.output),
                     "candidate_spec": spec.candidate.text or spec.candidate.describe(),
                     "baseline_spec": spec.baseline.text or spec.baseline.describe(),
+                    "field_specs": [f.text or f.describe() for f in spec.field] if spec.field else None,
                     "rules": spec.rules.to_dict(),
                     "time_control": {key: getattr(spec.time_control, key) for key in TimeControl.KEYS},
                     "faults": [

@@ -100,7 +100,10 @@ def final_lines(info: Mapping[str, Any]) -> list[str]:
     nelo_lo, nelo_hi = info["nelo_ci"]
     games = info["games"]
     k = info.get("players", 2)
-    against = "(baseline)" if k == 2 else f"(baseline, {k - 1} copies at {k}-player tables)"
+    if info.get("field"):
+        against = f"(baseline) with the field {', '.join(info['field'])} at {k}-player tables"
+    else:
+        against = "(baseline)" if k == 2 else f"(baseline, {k - 1} copies at {k}-player tables)"
     lines = [
         f"Gate: {info['candidate']} (candidate) vs {info['baseline']} {against}: {games} games "
         f"({_deals(info)}), seed {info['seed']}",
@@ -130,7 +133,10 @@ def final_lines(info: Mapping[str, Any]) -> list[str]:
 
 def _deals(info: Mapping[str, Any]) -> str:
     k = info.get("players", 2)
-    return f"{info['games'] // k} deals, " + ("both seatings" if k == 2 else f"the candidate in each of {k} seats")
+    block = info.get("block_games") or k
+    if info.get("field"):
+        return f"{info['games'] // block} deals, balanced seatings: {block} games a deal"
+    return f"{info['games'] // block} deals, " + ("both seatings" if k == 2 else f"the candidate in each of {k} seats")
 
 
 def _counts(info: Mapping[str, Any], long: bool = False) -> str:

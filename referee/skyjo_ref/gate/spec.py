@@ -7,6 +7,12 @@ seat. At two players the block is ``GameId(table, d, 0)`` and
 candidate and ``K - 1`` copies of the baseline (``name.1``, ``name.2``, ...),
 and the block is the ``K`` rotations: the copies are the same bot, so the
 candidate in each seat is every seating that differs (docs/gate.md).
+
+With a named ``field`` (``K - 2`` other bots) the table is the candidate, one
+baseline and the field, all different, so a block is the balanced seat design
+(:func:`skyjo_ref.seating.design`: every bot in every seat and every ordered
+pair neighbours equally often, ``K(K-1)`` games a deal), and the block score
+is the candidate's result against the baseline alone (docs/gate.md).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.players import BotSpec
+from skyjo_ref.seating import design
 from skyjo_ref.stats.sprt import Hypotheses
 from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
@@ -42,6 +49,20 @@ def _clean(name: str) -> str:
     """A bot name fit for game keys and file names (letters, digits, ``_ . -``; at most 30 characters)."""
     cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:30]
     return cleaned if cleaned and cleaned[0].isalnum() else f"bot{cleaned}"[:30]
+
+
+def field_names(candidate: BotSpec, baseline: BotSpec, field: tuple[BotSpec, ...]) -> tuple[str, ...]:
+    """The field bots' names in the store: their own, or ``NAME.fieldI`` (I from 1, in ``--field`` order)
+    where it is taken by the candidate, the baseline or an earlier field bot (a field of two ``random``)."""
+    taken = set(table_names(candidate, baseline))
+    names: list[str] = []
+    for i, spec in enumerate(field, start=1):
+        name = _clean(spec.name)
+        while name in taken:  # (a loop: a bot may be called NAME.fieldI itself)
+            name = f"{name}.field{i}"
+        taken.add(name)
+        names.append(name)
+    return tuple(names)
 
 
 def table_names(candidate: BotSpec, baseline: BotSpec) -> tuple[str, str]:
@@ -79,23 +100,49 @@ class GateSpec:
     connect_timeout_s: float = 30.0
     shard: Shard | None = None  # play only this shard's deals (see docs/gate.md, "Shards")
     players: int = 2  # seats at the table: the candidate and players - 1 copies of the baseline
+    field: tuple[BotSpec, ...] = ()  # or the candidate, the baseline and these players - 2 bots
+
+    def __post_init__(self) -> None:
+        if self.field and len(self.field) != self.players - 2:
+            raise ValueError(f"a field of {len(self.field)} at {self.players} players: expected {self.players - 2}")
 
     @property
     def names(self) -> tuple[str, str]:
-        """The candidate's and the baseline's names (at K players, the copies' common stem)."""
+        """The candidate's and the baseline's names (at K players with copies, the copies' common stem)."""
         return table_names(self.candidate, self.baseline)
 
     @property
+    def field_names(self) -> tuple[str, ...]:
+        return field_names(self.candidate, self.baseline, self.field)
+
+    @property
+    def seating(self) -> str:
+        """The seat design of a block: the rotations (two players, or copies), balanced with a field."""
+        return "balanced" if self.field else "rotations"
+
+    @property
+    def seatings(self) -> range:
+        """The seating indices of one block (:func:`skyjo_ref.seating.design`)."""
+        return design(self.players, self.seating)
+
+    @property
+    def block_games(self) -> int:
+        """Games a deal: ``players`` (rotations), or ``players (players - 1)`` (balanced, with a field)."""
+        return len(self.seatings)
+
+    @property
     def seat_names(self) -> tuple[str, ...]:
-        """Every bot at the table: the candidate, then the baseline (or its ``players - 1`` copies)."""
+        """Every bot at the table: the candidate, then the baseline (or its ``players - 1`` copies), then the field."""
         cand, base = self.names
         if self.players == 2:
             return (cand, base)
+        if self.field:
+            return (cand, base, *self.field_names)
         return (cand, *(f"{base}.{i}" for i in range(1, self.players)))
 
     @property
     def max_blocks(self) -> int:
-        return self.max_games // self.players
+        return self.max_games // self.block_games
 
     @property
     def table(self) -> tuple[str, ...]:
@@ -109,8 +156,8 @@ class GateSpec:
         return [d for d in every if d % self.shard.count == self.shard.index - 1]
 
     def games(self) -> list[GameId]:
-        """The schedule: deal by deal, the seatings of a deal (its rotations) together."""
-        return [GameId(self.table, deal, rotation) for deal in self.deals() for rotation in range(self.players)]
+        """The schedule: deal by deal, the seatings of a deal (its block) together."""
+        return [GameId(self.table, deal, seating) for deal in self.deals() for seating in self.seatings]
 
     def seed_of(self, game: GameId) -> str:
         return deal_match_seed(self.seed, game.deal)
@@ -120,11 +167,17 @@ class GateSpec:
 
         ``max_games``, ``concurrency`` and ``shard`` are not in it: a truncated gate
         can be continued with a higher cap, at any concurrency, and shards merge
-        into the store of the whole gate.
+        into the store of the whole gate. ``field`` and ``seating`` are in it only
+        with a field: the fingerprints of gates without one are unchanged.
         """
         h = self.hypotheses
         cand, base = self.names
-        more = {} if self.players == 2 else {"seats": list(self.seat_names)}
+        more: dict[str, Any] = {} if self.players == 2 else {"seats": list(self.seat_names)}
+        if self.field:
+            more["field"] = [
+                {"name": name, **_identity(spec)} for name, spec in zip(self.field_names, self.field, strict=True)
+            ]
+            more["seating"] = self.seating
         return {
             **more,
             "format": FORMAT,
@@ -144,7 +197,18 @@ class GateSpec:
 
     def tournament_config(self) -> TournamentConfig:
         """The same games as a tournament config of the table's bots: what the referee backend plays from."""
-        cand = self.names[0]
+        cand, base = self.names
+        if self.field:
+            bots = (
+                dataclasses.replace(self.candidate, name=cand),
+                dataclasses.replace(self.baseline, name=base),
+                *(dataclasses.replace(bot, name=name) for name, bot in zip(self.field_names, self.field, strict=True)),
+            )
+        else:
+            bots = (
+                dataclasses.replace(self.candidate, name=cand),
+                *(dataclasses.replace(self.baseline, name=name) for name in self.seat_names[1:]),
+            )
         return TournamentConfig(
             path=self.output / "gate",
             name="gate",
@@ -158,9 +222,6 @@ class GateSpec:
             output=self.output,
             referee=RefereeConfig(),
             rating=RatingConfig(bootstrap=0),
-            bots=(
-                dataclasses.replace(self.candidate, name=cand),
-                *(dataclasses.replace(self.baseline, name=name) for name in self.seat_names[1:]),
-            ),
-            seating="rotations",
+            bots=bots,
+            seating=self.seating,
         )
