@@ -157,6 +157,10 @@ def test_a_field_gate_through_the_cli_reaches_a_verdict_with_field_in_json_and_m
     assert seatings == list(range(4, 16))  # the balanced design's indices at 4 players
     page = gate("report", "g", cwd=tmp_path)  # a K-player gate's store has no pentanomial: the page still renders
     assert page.returncode == 0 and (tmp_path / "g" / "report.html").is_file(), page.stderr
+    html = " ".join((tmp_path / "g" / "report.html").read_text("utf-8").split())
+    assert "the field random.field1, greedy.field2, balanced seatings (12 games a deal" in html
+    assert f'data-blocks="{data["block_scores"]}"'.replace(" ", "") in html.replace(" ", "")
+    assert "<th>pentanomial</th>" not in html
     # a field of other bots is another gate: its store is refused, naming what differs
     other = gate(*args[:-4], "--field", "random", "--preset", "gain", *SHORT, "--out", "g", cwd=tmp_path)
     assert other.returncode == 2 and "field" in other.stderr and len(other.stderr.strip().splitlines()) == 1

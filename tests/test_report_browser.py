@@ -328,6 +328,53 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     plain.close()
 
 
+def test_a_k_player_gate_shows_its_table_and_block_scores_not_a_pentanomial(
+    browser: Browser, run: Path, tmp_path: Path
+) -> None:
+    gate_run = tmp_path / "gate3"
+    shutil.copytree(run, gate_run)
+    with Store(gate_run, create=False) as store:
+        store.set_info(
+            "gate",
+            {
+                "candidate": "greedy",
+                "baseline": "random",
+                "elo0": 0,
+                "elo1": 20,
+                "alpha": 0.05,
+                "beta": 0.05,
+                "bounds": [-2.94, 2.94],
+                "stop_bounds": [-2.94, 2.94],
+                "llr": -3.0,
+                "players": 3,
+                "field": None,
+                "seating": "rotations",
+                "block_games": 3,
+                "pentanomial": None,
+                "block_scores": [2, 5, 9, 3, 1],
+                "games": 60,
+                "elo": -12.0,
+                "elo_ci": [-40.0, 16.0],
+                "nelo": -20.0,
+                "nelo_ci": [-60.0, 20.0],
+                "los": 0.2,
+                "verdict": "rejected",
+                "history": [[30, -1.0], [60, -3.0]],
+            },
+        )
+    made = cli("report", str(gate_run), "-o", str(tmp_path / "gate3.html"), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    page, watch = open_page(browser, tmp_path / "gate3.html")
+    facts = page.locator("#gate-facts").inner_text()
+    assert "3 players: greedy and 2 copies of random, the candidate in each seat (3 games a deal" in facts
+    assert "block scores\t2, 5, 9, 3, 1 (deals scoring 0" in facts and "pentanomial" not in facts
+    bars = page.locator("#gate rect.penta")
+    assert bars.count() == 5
+    assert page.locator("#gate svg[aria-label^='block scores']").count() == 1
+    watch.check()
+    page.close()
+
+
 def many_bots(count: int) -> list[str]:
     return [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}{'-long-name' * (i % 4)}" for i in range(count)]
 

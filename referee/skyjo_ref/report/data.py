@@ -412,8 +412,6 @@ def gate_summary(info: Mapping[str, Any]) -> dict[str, Any]:
     so the page says what ``skyjo-ref gate`` prints.
     """
     out = dict(info)
-    if out.get("pentanomial") is None:  # a K-player gate (copies or a field) counts block scores: no pentanomial
-        out["pentanomial"] = []
     lower, upper = (float(b) for b in out.get("bounds") or sprt.llr_bounds(out["alpha"], out["beta"]))
     out["bounds"] = [lower, upper]
     history = [float(p[1]) for p in out.get("history") or []]

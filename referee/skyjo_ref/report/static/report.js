@@ -418,12 +418,12 @@
       svg("polyline", { points: hist.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "), class: "series llr" }),
       svg("text", { x: (L + W - R) / 2, y: H - 4, class: "axis", "text-anchor": "middle" }, "games"),
       svg("text", { x: W - R, y: H - 16, class: "axis", "text-anchor": "end" }, maxG));
-    const penta = g.pentanomial || [];
-    const pentaLabels = ["0", "0.5", "1", "1.5", "2"];
+    const counts = g.pentanomial
+      ? bars(g.pentanomial, ["0", "0.5", "1", "1.5", "2"], { title: "pentanomial: candidate's points per game pair", width: 300, cls: "bar penta" })
+      : bars(g.block_scores || [], ["0", "¼", "½", "¾", "1"], { title: "block scores: the candidate's score per deal", width: 300, cls: "bar penta" });
     put(host,
       el("p", { class: "note" }, "The LLR against Wald's bounds (solid); dotted: where the test actually stops, moved in by the overshoot correction."),
-      el("div", { class: "charts" }, chart,
-        bars(penta, pentaLabels, { title: "pentanomial: candidate's points per game pair", width: 300, cls: "bar penta" })));
+      el("div", { class: "charts" }, chart, counts));
   }
 
   /* ------------------------------------------------------------------ games */
