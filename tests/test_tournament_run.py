@@ -261,6 +261,43 @@ def test_four_bots_three_players_with_a_command_bot(tmp_path: Path) -> None:
     assert sorted(p.name for p in (folder / "out" / "logs").iterdir())[0].startswith("cmd-")
 
 
+def test_at_a_big_table_a_process_goes_on_to_other_deals_instead_of_being_replaced(tmp_path: Path) -> None:
+    """A 4-player block is 12 games, more than the 9 processes the SDK bot keeps: a process plays one game of
+    each deal (never two of one: it has seen the deck), so the pool needs 12 processes for all 3 deals. Played
+    deal after deal, processes that had seen a deal were retired and replaced: 18 for these 36 games."""
+    folder = setup_folder(tmp_path)
+    (folder / "bots" / "tell.py").write_text(
+        "import os\nfrom low import LowCards\n\n\nclass Tell(LowCards):\n"
+        "    def on_game_start(self, start: object) -> None:\n"
+        "        print(f\"GAME {os.getpid()} {getattr(start, 'game_id', '?')}\", flush=True)\n",
+        encoding="utf-8",
+    )
+    bots = """\
+  - {name: tell, python: "bots/tell.py:Tell"}
+  - {name: greedy, builtin: greedy}
+  - {name: greedy2, builtin: greedy}
+  - {name: random, builtin: random}
+"""
+    path = write_config(folder, bots, k=4, deals=3, rating="{bootstrap: 0}")
+    path.write_text(path.read_text(encoding="utf-8").replace("concurrency: 2", "concurrency: 1"), encoding="utf-8")
+    result = cli("tournament", "league.yaml", cwd=folder)  # one game at a time: the order does not hang on timing
+    assert result.returncode == 0, result.stderr
+    logs = sorted((folder / "out" / "logs").glob("tell-*.log"))
+    deal_of = {}
+    for record in (folder / "out" / "games").glob("*.json"):
+        game_id = json.loads(record.read_text(encoding="utf-8"))["meta"]["game_id"]
+        deal_of[game_id] = int(record.stem.rsplit("__d", 1)[1].split("_r")[0])  # table__dD_rR.json
+    played: dict[str, list[int]] = {}
+    for log in logs:
+        for line in log.read_text(encoding="utf-8").splitlines():
+            if line.startswith("GAME "):
+                _, pid, game_id = line.split()
+                played.setdefault(f"{log.name}:{pid}", []).append(deal_of[game_id])
+    assert sum(len(deals) for deals in played.values()) == 36
+    assert all(len(deals) == len(set(deals)) for deals in played.values()), played
+    assert len(logs) == 12, [len(d) for d in played.values()]  # deal after deal it took 18
+
+
 def test_kill_9_in_the_middle_then_resume_gives_identical_tables(tmp_path: Path) -> None:
     # the held copy of low is another file (another digest): one `version:` says it is the same bot
     one_version = THREE_BOTS.replace("python: bots/low.py}", "python: bots/low.py, version: low-1}")

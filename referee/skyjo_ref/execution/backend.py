@@ -108,7 +108,7 @@ class RefereeBackend:
 
     def ready(self, game: GameId) -> bool:
         for name in game.table:
-            if name in self.pool.bots and not self.pool.idle(name):
+            if name in self.pool.bots and not self.pool.idle(name, game.deal):
                 return False
             if name in self.remote_busy:  # a remote bot (one token) plays one game at a time
                 return False
