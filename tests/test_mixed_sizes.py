@@ -46,3 +46,10 @@ def test_a_mixed_league_rates_across_sizes_and_per_size(tmp_path: Path) -> None:
     assert {row["name"]: row["games"] for row in data["by_size"]["3"]} == {"g1": 6, "g2": 6, "r": 6}
     assert "2 players: Plackett-Luce Elo from the 2-player games alone" in result.stdout
     assert "### 3 players" in (folder / "out.md").read_text()
+    # each size's win % and average total, as --json gives them, in the plain lines and the Markdown
+    assert "bot\tElo\tElo_low\tElo_high\tgames\twin%\tavg_total" in result.stdout
+    markdown = (folder / "out.md").read_text()
+    for row in data["by_size"]["3"]:
+        win, total = f"{100 * row['win_rate']:.1f}", f"{row['avg_total']:.1f}"
+        assert f"\t{row['games']}\t{win}\t{total}" in result.stdout, row
+        assert f" | {row['games']} | {win} | {total} |" in markdown, row

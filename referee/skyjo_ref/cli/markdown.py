@@ -201,10 +201,12 @@ def summary(
     out += ["### Leaderboard", "", *leaderboard(tables, found), ""]
     for k, rows in sorted(tables.by_size.items()):
         out += [f"### {k} players ({model} Elo from the {k}-player games alone)", ""]
-        out += ["| bot | Elo | 95% CI | games |", "|---|--:|--:|--:|"]
+        out += ["| bot | Elo | 95% CI | games | win% | avg total |", "|---|--:|--:|--:|--:|--:|"]
         for r in rows:
             ci = "-" if r.elo_low is None or r.elo_high is None else f"{_num(r.elo_low)} to {_num(r.elo_high)}"
-            out.append(f"| {code(r.name)} | {_num(r.elo)} | {ci} | {r.games} |")
+            win = "-" if r.win_rate is None else f"{100 * r.win_rate:.1f}"
+            total = "-" if r.avg_total is None else f"{r.avg_total:.1f}"
+            out.append(f"| {code(r.name)} | {_num(r.elo)} | {ci} | {r.games} | {win} | {total} |")
         out.append("")
     matrix = head_to_head(tables)
     if matrix:

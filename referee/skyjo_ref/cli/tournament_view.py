@@ -23,7 +23,7 @@ from rich.text import Text
 
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.tournament.store import StoredGame
-from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
+from skyjo_ref.tournament.tables import MODEL_NAMES, SizeRow, Tables
 from skyjo_ref.tournament.versions import short
 
 
@@ -125,6 +125,15 @@ def head_to_head_table(tables: Tables) -> Table:
     return head_to_head_tables(tables, width=10**6)[0]
 
 
+def _percent(share: float | None) -> str:
+    return _fmt(None if share is None else 100 * share, 1)
+
+
+def _size_cells(r: SizeRow) -> list[str]:
+    elo = [_fmt(r.elo, 0), _fmt(r.elo_low, 0), _fmt(r.elo_high, 0)]
+    return [r.name, *elo, str(r.games), _percent(r.win_rate), _fmt(r.avg_total, 1)]
+
+
 def size_tables(tables: Tables) -> list[Table]:
     """A league of mixed table sizes: each size's own Elo table (from that size's games alone)."""
     model = MODEL_NAMES.get(tables.model, tables.model)
@@ -139,11 +148,11 @@ def size_tables(tables: Tables) -> list[Table]:
             pad_edge=False,
             collapse_padding=True,
         )
-        for name in ("bot", "Elo", "95% CI", "games"):
+        for name in ("bot", "Elo", "95% CI", "games", "win%", "avg total"):
             table.add_column(name, justify="left" if name == "bot" else "right", no_wrap=True)
         for r in rows:
             ci = "-" if r.elo_low is None or r.elo_high is None else f"{r.elo_low:.0f}-{r.elo_high:.0f}"
-            table.add_row(r.name, _fmt(r.elo, 0), ci, str(r.games))
+            table.add_row(r.name, _fmt(r.elo, 0), ci, str(r.games), _percent(r.win_rate), _fmt(r.avg_total, 1))
         out.append(table)
     return out
 
@@ -181,8 +190,8 @@ def _plain_tables(console: Console, tables: Tables, title: str) -> None:
         print_table(
             console,
             f"{k} players: {model} Elo from the {k}-player games alone",
-            ["bot", "Elo", "Elo_low", "Elo_high", "games"],
-            [[r.name, _fmt(r.elo, 0), _fmt(r.elo_low, 0), _fmt(r.elo_high, 0), str(r.games)] for r in size_rows],
+            ["bot", "Elo", "Elo_low", "Elo_high", "games", "win%", "avg_total"],
+            [_size_cells(r) for r in size_rows],
         )
     if len(tables.rows) > 1:
         names = [r.name for r in tables.rows]
