@@ -35,7 +35,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from skyjo_ref.seating import design, seat_order
@@ -193,6 +193,19 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def each_size(sizes: str, measure: Callable[[int], dict[str, Any]], json_path: str | None) -> None:
+    """``measure`` each table size of ``sizes`` ("3,4,6"): a JSON line per size as it ends, all of them in
+    ``json_path`` at the end (the benchmarks' common loop)."""
+    results = []
+    for k in (int(s) for s in sizes.split(",")):
+        result = measure(k)
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as out:
+            json.dump(results, out, indent=2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="2,3,4,5,6")
@@ -206,14 +219,7 @@ def main() -> None:
     parser.add_argument("--seed", default="0")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    results = []
-    for k in (int(s) for s in args.sizes.split(",")):
-        result = measure(k, args)
-        results.append(result)
-        print(json.dumps(result), flush=True)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(results, out, indent=2)
+    each_size(args.sizes, lambda k: measure(k, args), args.json)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import sys
 import time
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ratings import Game, centred, fits, held_out
+from bench_ratings import Game, centred, each_size, fits, held_out
 from inprocess import REAL_FIELD, play_block
 
 METRICS = ("order_loglik_per_game", "pair_loglik_per_pair", "mispredicted_pairs")
@@ -140,14 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     if not 2 <= args.folds <= args.deals:
         parser.error("--folds must be between 2 and --deals")
-    results = []
-    for k in (int(s) for s in args.sizes.split(",")):
-        result = measure(k, args)
-        results.append(result)
-        print(json.dumps(result), flush=True)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(results, out, indent=2)
+    each_size(args.sizes, lambda k: measure(k, args), args.json)
 
 
 if __name__ == "__main__":

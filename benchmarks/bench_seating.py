@@ -28,7 +28,6 @@ pays), and ``bias``: its Elo under rotations minus its Elo balanced.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from skyjo_ref.seating import design
 from skyjo_ref.stats import plackett_luce as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ratings import each_size
 from inprocess import REAL_FIELD, play_block, share_beaten
 
 FIELDS = {"synthetic": ("greedy", "leaky", "scavenger", "eps10", "eps20", "eps30"), "real": REAL_FIELD}
@@ -87,14 +87,7 @@ def main() -> None:
     parser.add_argument("--seed", default="seating")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    results = []
-    for k in (int(s) for s in args.sizes.split(",")):
-        result = measure(k, args.deals, args.seed, args.field)
-        results.append(result)
-        print(json.dumps(result), flush=True)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(results, out, indent=2)
+    each_size(args.sizes, lambda k: measure(k, args.deals, args.seed, args.field), args.json)
 
 
 if __name__ == "__main__":

@@ -323,20 +323,28 @@ def test_ctrl_c_and_kill_9_of_the_coordinator_then_resume(
     )
 
 
-def test_gate_on_a_scheduler_reaches_the_local_verdict(tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
-    local, _ = cluster
-    args = (MINIMAL, "greedy", "--elo0", "-300", "--elo1", "-150", "--option", "end_score=30", "-j", "2")
+def gate_here_and_on(address: str, folder: Path, args: tuple[str, ...], exit_code: int) -> dict[str, Any]:
+    """The same gate played locally and on the scheduler at ``address``: each run's JSON, by "local" and "dask"."""
     runs = {}
-    for name, extra in (("local", ()), ("dask", ("--executor", local.scheduler_address))):
+    tag = str(len(args))  # one store per gate (a test may play several, of different lengths)
+    for name, extra in (("local", ()), ("dask", ("--executor", address))):
+        out = f"{name}{tag}"
         done = subprocess.run(
-            [sys.executable, "-m", "skyjo_ref", "gate", *args, *extra, "--out", name, "--json", f"{name}.json"],
-            cwd=tmp_path,
+            [sys.executable, "-m", "skyjo_ref", "gate", *args, *extra, "--out", out, "--json", f"{out}.json"],
+            cwd=folder,
             capture_output=True,
             text=True,
             timeout=110,
         )
-        assert done.returncode == 0, done.stderr
-        runs[name] = json.loads((tmp_path / f"{name}.json").read_text())
+        assert done.returncode == exit_code, done.stderr
+        runs[name] = json.loads((folder / f"{out}.json").read_text())
+    return runs
+
+
+def test_gate_on_a_scheduler_reaches_the_local_verdict(tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    local, _ = cluster
+    args = (MINIMAL, "greedy", "--elo0", "-300", "--elo1", "-150", "--option", "end_score=30", "-j", "2")
+    runs = gate_here_and_on(local.scheduler_address, tmp_path, args, 0)
     assert runs["local"]["verdict"] == "accepted"
     for key in ("verdict", "games", "llr", "pentanomial", "history", "elo", "elo_ci"):
         assert runs["dask"][key] == runs["local"][key], key
@@ -349,18 +357,7 @@ def test_a_multi_player_gate_on_a_scheduler_reaches_the_local_verdict(
     local, _ = cluster
     for table in (("--players", "3"), ("--players", "4", "--field", "random", "--field", "greedy")):
         args = ("random", "greedy", *table, "--preset", "gain", "--option", "end_score=30", "-j", "2")
-        runs = {}
-        for name, extra in (("local", ()), ("dask", ("--executor", local.scheduler_address))):
-            out = f"{name}{len(table)}"
-            done = subprocess.run(
-                [sys.executable, "-m", "skyjo_ref", "gate", *args, *extra, "--out", out, "--json", f"{out}.json"],
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                timeout=110,
-            )
-            assert done.returncode == 1, done.stderr  # random behind greedy: rejected
-            runs[name] = json.loads((tmp_path / f"{out}.json").read_text())
+        runs = gate_here_and_on(local.scheduler_address, tmp_path, args, 1)  # random behind greedy: rejected
         for key in ("verdict", "games", "llr", "block_scores", "history", "elo", "elo_ci", "field", "seating"):
             assert runs["dask"][key] == runs["local"][key], (table, key)
 

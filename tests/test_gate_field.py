@@ -14,35 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from skyjo_bot.types import Rules, TimeControl
-from skyjo_ref.gate.spec import GateSpec
+from skyjo_bot.types import Rules
 from skyjo_ref.gate.tracker import GateTracker, head_to_head, prior_variance, shrunk_llr
-from skyjo_ref.players import parse_bot_spec
 from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import SeatResult, StoredGame
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from bench_gate_players import gate_spec, simulate
+from test_gate_players import spec
 
 SHORT = ("--option", "end_score=30")  # short games: the tests stay fast
 SAME_RUN = ("verdict", "games", "llr", "block_scores", "history", "elo", "elo_ci")
-
-
-def spec(players: int, field: tuple[str, ...] = (), baseline: str = "random") -> GateSpec:
-    return GateSpec(
-        candidate=parse_bot_spec("greedy"),
-        baseline=parse_bot_spec(baseline),
-        hypotheses=sprt.Hypotheses(0.0, 20.0),
-        rules=Rules(),
-        time_control=TimeControl(),
-        seed="s",
-        max_games=300,
-        concurrency=2,
-        output=Path("unused"),
-        players=players,
-        field=tuple(parse_bot_spec(f) for f in field),
-    )
 
 
 def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

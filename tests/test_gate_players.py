@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from bench_gate_players import gate_spec, simulate
 
 
-def spec(players: int, baseline: str = "random") -> GateSpec:
+def spec(players: int, field: tuple[str, ...] = (), baseline: str = "random") -> GateSpec:
+    """greedy against ``baseline`` at ``players`` seats (copies, or this ``field``); test_gate_field.py uses it too."""
     return GateSpec(
         candidate=parse_bot_spec("greedy"),
         baseline=parse_bot_spec(baseline),
@@ -33,6 +34,7 @@ def spec(players: int, baseline: str = "random") -> GateSpec:
         concurrency=2,
         output=Path("unused"),
         players=players,
+        field=tuple(parse_bot_spec(f) for f in field),
     )
 
 

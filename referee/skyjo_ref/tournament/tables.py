@@ -7,6 +7,7 @@ uninterrupted one print identical numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,14 +62,7 @@ class RatingConfig:
 
     def to_info(self) -> dict[str, Any]:
         """What a store keeps of these settings (its ``rating`` info; :meth:`stored` reads it back)."""
-        return {
-            "anchor": self.anchor,
-            "elo": self.elo,
-            "bootstrap": self.bootstrap,
-            "interval_seed": self.interval_seed,
-            "model": self.model,
-            "interval": self.interval,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(slots=True)
