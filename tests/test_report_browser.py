@@ -890,3 +890,38 @@ def test_table_sizes_seats_and_starters_show_the_numbers_of_ratings_json(browser
     page.locator("#seats").screenshot(path=str(SHOTS / "seats.png"))
     watch.check()
     page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_every_navigation_link_scrolls_its_heading_below_the_sticky_bar(
+    browser: Browser, run: Path, width: int
+) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    watch = Watch(page)
+    page.goto((run / "report.html").as_uri())
+    links = page.locator("nav a").evaluate_all("e => e.map(a => a.getAttribute('href'))")
+    assert len(links) >= 6
+    for href in links:
+        page.evaluate("window.scrollTo(0, 0)")
+        page.locator(f"nav a[href='{href}']").click()
+        page.wait_for_function(
+            f"Math.abs(document.querySelector('{href}').getBoundingClientRect().top - "
+            "document.querySelector('nav').getBoundingClientRect().bottom) < 40 || "
+            "window.scrollY + window.innerHeight >= document.body.scrollHeight - 2"
+        )
+        nav_bottom = page.evaluate("document.querySelector('nav').getBoundingClientRect().bottom")
+        heading_top = page.evaluate(f"document.querySelector('{href} h2').getBoundingClientRect().top")
+        assert heading_top >= nav_bottom, (href, heading_top, nav_bottom)  # not under the bar
+    watch.check()
+    page.close()
+
+
+def test_a_game_address_opens_the_game_in_an_open_tab(browser: Browser, run: Path) -> None:
+    page, watch = open_page(browser, run / "report.html")
+    key = page.locator("#games-table tr[data-game]").nth(1).get_attribute("data-game")
+    assert key
+    page.evaluate(f"location.hash = 'game={key}&step=3'")  # typed into the address bar, the key not encoded
+    page.wait_for_function(f"document.querySelector('#viewer-body .viewer-head b')?.innerText === {key!r}")
+    assert position(page) == 3
+    watch.check()
+    page.close()

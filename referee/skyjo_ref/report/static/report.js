@@ -769,6 +769,10 @@
   });
 
   /* ------------------------------------------------------------------- boot */
+  const nav = document.querySelector("nav");
+  const navHeight = () => document.documentElement.style.setProperty("--nav-h", `${nav ? nav.offsetHeight : 0}px`);
+  navHeight();
+  if (nav && window.ResizeObserver) new ResizeObserver(navHeight).observe(nav);
   renderLeaderboard();
   renderHeadToHead();
   renderHistory();
@@ -781,13 +785,26 @@
     width = window.innerWidth;
     renderHistory(); renderBot(); renderGate();
   });
-  const wanted = new URLSearchParams(location.hash.slice(1));
-  const wantedStep = wanted.get("step") === null ? null : Number(wanted.get("step"));
-  const at = Number.isInteger(wantedStep) ? { step: wantedStep } : undefined;
-  if (DATA.single) showRecord(DATA.single, loaded.get(DATA.single), at);
-  else if (wanted.get("game") && (loaded.has(wanted.get("game")) || BY_KEY.has(wanted.get("game")))) {
+  // #game=KEY&step=N opens a game at a step: on load, and when the address changes in an open tab. Read by
+  // hand, not by URLSearchParams, which turns a key's "+" into a space when someone types the key unencoded.
+  const hashParams = () => {
+    const out = new Map();
+    for (const part of location.hash.slice(1).split("&")) {
+      const eq = part.indexOf("=");
+      if (eq < 0) continue;
+      try { out.set(part.slice(0, eq), decodeURIComponent(part.slice(eq + 1))); } catch (e) { /* not a percent-encoding */ }
+    }
+    return out;
+  };
+  const openFromHash = () => {
+    const wanted = hashParams();
+    const wantedStep = wanted.has("step") ? Number(wanted.get("step")) : null;
+    const at = Number.isInteger(wantedStep) ? { step: wantedStep } : undefined;
     const key = wanted.get("game");
-    openGame(key, undefined, undefined, at);
-  }
+    if (DATA.single) showRecord(DATA.single, loaded.get(DATA.single), at);
+    else if (key && (loaded.has(key) || BY_KEY.has(key))) openGame(key, undefined, undefined, at);
+  };
+  openFromHash();
+  window.addEventListener("hashchange", openFromHash);
   window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA };
 })();
