@@ -297,6 +297,9 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     page, watch = open_page(browser, tmp_path / "gate.html")
     assert page.locator("#gate .verdict").get_attribute("data-verdict") == "accepted"
     assert "greedy vs random: accepted" in page.locator("#gate .verdict").inner_text()
+    verdict_y = page.locator("#gate .verdict").bounding_box()
+    assert verdict_y is not None and verdict_y["y"] < 400  # the verdict first, above the leaderboard
+    assert page.locator("nav a").first.get_attribute("href") == "#gate"
     assert len((page.locator("#gate polyline.llr").get_attribute("points") or "").split()) == len(history)
     assert page.locator("#gate line.bound").count() == 2
     assert page.locator("#gate rect.penta").count() == 5
@@ -646,6 +649,8 @@ def test_the_forfeit_badge_shows_from_the_forfeit_on(
     assert badge.count() == 1
     page.keyboard.press("End")
     assert badge.count() == 1
+    reason = forfeit["reason"].split(" (")[0].split(": ")[0]
+    assert badge.inner_text().startswith("forfeit: ") and reason[:30] in badge.inner_text()  # it says why
     watch.check()
     page.close()
 

@@ -634,7 +634,10 @@
       const marks = [];
       const forfeit = forfeitsAt.find((f) => f.seat === p);
       const forfeited = forfeit ? reached(forfeit) : atEnd && ((r.result && r.result.forfeits) || []).includes(p);
-      if (forfeited) marks.push(el("span", { class: "mark forfeit", title: forfeit ? `forfeited in round ${forfeit.round + 1}: ${forfeit.reason || ""}` : "forfeited this game" }, "forfeit"));
+      // the badge says why (a forfeit beside "1 strike" at a limit of 2 must not read as the strike's doing)
+      const why = forfeit && forfeit.reason ? forfeit.reason.split(/ \(|: /)[0] : "";
+      const label = why ? `forfeit: ${why.length > 40 ? why.slice(0, 39) + "…" : why}` : "forfeit";
+      if (forfeited) marks.push(el("span", { class: "mark forfeit", title: forfeit ? `forfeited in round ${forfeit.round + 1}: ${forfeit.reason || ""}` : "forfeited this game" }, label));
       const strikes = (meta.strikes || []).filter((s) => s.seat === p &&
         (s.round < view.round || (s.round === view.round && s.action < view.done)));
       if (strikes.length) marks.push(el("span", { class: "mark strike", title: strikes.map((s) => s.detail).join("\n") }, `${strikes.length} strike${strikes.length > 1 ? "s" : ""}`));
