@@ -17,7 +17,7 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
-import { dirname } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { Bot } from './bot.js';
@@ -134,10 +134,11 @@ const SDK_DIR = dirname(fileURLToPath(import.meta.url));
 export function raisedAt(err: unknown): string {
   const stack = err instanceof Error ? (err.stack ?? '') : '';
   for (const line of stack.split('\n').slice(1)) {
-    const match = /\(?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line.trim());
+    const match = /(?:\(|at )((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?$/.exec(line.trim());
     if (match === null) continue;
     const file = match[1]!.startsWith('file://') ? fileURLToPath(match[1]!) : match[1]!;
-    if (file.startsWith(SDK_DIR) || file.includes('/node_modules/') || file.startsWith('node:')) continue;
+    const inSdk = file.startsWith(SDK_DIR + sep) && !file.startsWith(join(SDK_DIR, 'tests') + sep);
+    if (inSdk || file.includes(`${sep}node_modules${sep}`)) continue;
     return ` (at ${file}:${match[2]})`;
   }
   return '';

@@ -10,6 +10,7 @@
 
 import { Action, type Bot, DecisionKind, run, type View } from '@skyjo/sdk';
 
+// reference-strategy-start
 export function decide(view: View): Action {
   const grid = view.myGrid; // your 12 slots: grid.values[pos] is null while a card is hidden
   const hidden = grid.hiddenPositions(); // ascending
@@ -34,6 +35,7 @@ export function decide(view: View): Action {
   // A card you took must be placed somewhere.
   return Action.swap(hidden.length > 0 ? hidden[0]! : revealed[0]!);
 }
+// reference-strategy-end
 
 export const bot: Bot = { name: '__BOT_NAME__', version: '1.0.0', decide };
 
