@@ -14,10 +14,12 @@
  * - Keepalive: a PING every 30 s on an open stream with no data (the referee allows one per 10 s), 10 s to answer.
  */
 
-import { toBinary } from '@bufbuild/protobuf';
+import { equals } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
-import { dirname, join, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { Bot } from './bot.js';
@@ -81,6 +83,19 @@ export function statusName(code: Code): string {
   return (Code[code] ?? `STATUS_${code}`).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
+/**
+ * Whether `error` is this process's own view of a broken connection (a reset socket, a destroyed stream),
+ * not a status the referee sent: connect-node reports some of those as ABORTED, which from the referee
+ * means "replaced by another stream" and ends the bot. Such errors carry the Node.js error as their cause.
+ */
+function brokeHere(error: ConnectError): boolean {
+  for (let cause: unknown = error.cause, depth = 0; cause instanceof Error && depth < 8; depth++) {
+    if (typeof (cause as NodeJS.ErrnoException).code === 'string') return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
 /** The requests of one stream, as the async iterable connect-node sends from. */
 class Outbox implements AsyncIterable<pb.PlayRequest> {
   private readonly items: pb.PlayRequest[] = [];
@@ -130,7 +145,7 @@ class Outbox implements AsyncIterable<pb.PlayRequest> {
 /** The SDK's own folder: a stack frame in it is not the bot's line to blame. */
 const SDK_DIR = dirname(fileURLToPath(import.meta.url));
 
-/** ` (at src/bot.ts:12:9)`: the bot's innermost stack frame outside the SDK, so the referee can show it. */
+/** ` (at /path/src/bot.ts:12)`: the bot's innermost stack frame outside the SDK, so the referee can show it. */
 export function raisedAt(err: unknown): string {
   const stack = err instanceof Error ? (err.stack ?? '') : '';
   for (const line of stack.split('\n').slice(1)) {
@@ -139,9 +154,26 @@ export function raisedAt(err: unknown): string {
     const file = match[1]!.startsWith('file://') ? fileURLToPath(match[1]!) : match[1]!;
     const inSdk = file.startsWith(SDK_DIR + sep) && !file.startsWith(join(SDK_DIR, 'tests') + sep);
     if (inSdk || file.includes(`${sep}node_modules${sep}`)) continue;
-    return ` (at ${file}:${match[2]})`;
+    return ` (at ${original(file, Number(match[2]), Number(match[3]))})`;
   }
   return '';
+}
+
+/** `file:line`, through the compiler's source map beside `file` when there is one (dist/bot.js -> src/bot.ts). */
+function original(file: string, line: number, column: number): string {
+  try {
+    const map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
+    const entry = map.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number };
+    if (entry.originalSource !== undefined && entry.originalLine !== undefined) {
+      const source = entry.originalSource.startsWith('file://')
+        ? fileURLToPath(entry.originalSource)
+        : resolve(dirname(file), entry.originalSource);
+      return `${source}:${entry.originalLine + 1}`;
+    }
+  } catch {
+    // no map, or not one we can read: the compiled file's line
+  }
+  return `${file}:${line}`;
 }
 
 function describe(view: View): string {
@@ -169,8 +201,8 @@ export class BotClient {
   private readonly keepaliveMs: number;
   private readonly log: Logger;
   private readonly games = new Map<string, GameStart>();
-  /** decision key -> the reply computed (or being computed) for it, kept for re-sent requests */
-  private readonly answers = new Map<string, Promise<pb.PlayRequest>>();
+  /** "request id|game id" -> the request and the reply computed (or being computed), kept for re-sent requests */
+  private readonly answers = new Map<string, { request: pb.DecisionRequest; reply: Promise<pb.PlayRequest> }>();
   private latestRequest = 0n;
   private struck = new Set<bigint>();
   private stopping = false;
@@ -290,6 +322,7 @@ export class BotClient {
     } catch (err) {
       if (this.stopping) return 'stopped';
       const error = ConnectError.from(err);
+      if (brokeHere(error)) return `connection broke: ${error.rawMessage}`; // never the referee's status
       const fatal = FATAL.get(error.code);
       if (fatal !== undefined) {
         throw new SessionRefused(`${fatal}: ${statusName(error.code)}: ${error.rawMessage}`);
@@ -380,16 +413,17 @@ export class BotClient {
 
   private async answer(request: pb.DecisionRequest, outbox: Outbox): Promise<void> {
     const rid = request.requestId;
-    const key = decisionKey(request);
-    let reply = this.answers.get(key);
-    if (reply === undefined) {
-      reply = this.decide(request);
-      this.answers.set(key, reply);
+    const key = `${rid}|${request.gameId}`;
+    let known = this.answers.get(key);
+    if (known !== undefined && !sameDecision(known.request, request)) known = undefined; // a restarted referee
+    if (known === undefined) {
+      known = { request, reply: this.decide(request) };
+      this.answers.set(key, known);
       while (this.answers.size > 8) this.answers.delete(this.answers.keys().next().value!);
     } else {
       this.log.info(`decision ${rid} came again (a reconnect): sending the answer already computed`);
     }
-    const message = await reply;
+    const message = await known.reply;
     if (this.struck.has(rid) || rid < this.latestRequest) {
       this.log.warn(`decision ${rid} came too late (the referee moved on); not sent`);
       return;
@@ -439,10 +473,16 @@ export class BotClient {
   }
 }
 
-/** What identifies a decision across a re-send: its id, game and view (not the time left or its events). */
-function decisionKey(request: pb.DecisionRequest): string {
-  const view = request.view === undefined ? '' : Buffer.from(toBinary(pb.ViewSchema, request.view)).toString('base64');
-  return `${request.requestId}|${request.legalActions.length}|${request.gameId}|${view}`;
+/**
+ * Whether `again` (same id and game) is the decision `first` asked: the same view and legal actions, not
+ * merely the same id (a restarted referee counts ids from 1 again). Compared only when an id comes again.
+ */
+function sameDecision(first: pb.DecisionRequest, again: pb.DecisionRequest): boolean {
+  return (
+    first.legalActions.length === again.legalActions.length &&
+    (first.view === again.view ||
+      (first.view !== undefined && again.view !== undefined && equals(pb.ViewSchema, first.view, again.view)))
+  );
 }
 
 function replacer(_key: string, value: unknown): unknown {

@@ -128,7 +128,6 @@ export function watchParent(parentPid: number, onGone: () => void): void {
  * `argv` defaults to the process's own arguments; `options` override both.
  */
 export async function run(bot: Bot, options: ClientOptions = {}, argv = process.argv.slice(2)): Promise<never> {
-  process.setSourceMapsEnabled(true); // stack traces (and error replies) name the .ts lines
   let client: BotClient;
   const logger = options.logger ?? new Logger();
   try {
