@@ -116,7 +116,8 @@ async def main(games: int, starts: int) -> None:
         server = RefereeServer(ServerConfig(address="127.0.0.1:0", time_control=TC))
         await server.start()
         try:
-            print(f"round trip per decision (ms, the referee's clock), {games} games against greedy, load {os.getloadavg()[0]:.1f}")
+            load = os.getloadavg()[0]
+            print(f"round trip per decision (ms, the referee's clock), {games} games against greedy, load {load:.1f}")
             print("| client | decisions | median | mean | p90 |\n|---|---|---|---|---|")
             for i, (label, argv) in enumerate(clients.items()):
                 print(_row(label, await _round_trips(server, argv, f"rt{i}", games)), flush=True)

@@ -31,10 +31,14 @@ from file_lock import exclusive
 from sdk_harness import MINIMAL_BOT, CuttableProxy, autos, play_match, referee, start_bot
 from skyjo_ref import records
 from skyjo_ref.match import SeatSpec
+from skyjo_ref.server import ServerTls
+from tls_pki import make_pki, plays, tls_referee
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = ROOT / "sdk" / "typescript"
 BOT_NAME = "tsbot"
+CLI = [sys.executable, "-m", "skyjo_ref"]
+FAIL_ON = ["--fail-on", "forfeit,strike,crash", "--plain"]
 
 
 def _node() -> str:
@@ -169,7 +173,8 @@ def test_template_files() -> None:
     sdk_manifest = json.loads((SDK / "package.json").read_text())
     assert lock["packages"]["skyjo-sdk"]["version"] == sdk_manifest["version"]
     assert lock["packages"]["skyjo-sdk"]["dependencies"] == sdk_manifest["dependencies"], (
-        "the template's package-lock.json is stale against sdk/typescript/package.json: rebuild it (docs/sdk-typescript.md)"
+        "the template's package-lock.json is stale against sdk/typescript/package.json: "
+        "rebuild it (docs/sdk-typescript.md)"
     )
 
 
@@ -204,8 +209,16 @@ def test_template_builds_and_plays_a_league_isolated(project: Path, tmp_path: Pa
     assert shutil.which("bwrap") is not None, "bubblewrap is missing: scripts/install-test-deps installs it"
     config = _league(project)
     done = subprocess.run(
-        [sys.executable, "-m", "skyjo_ref", "tournament", str(config), "-o", str(tmp_path / "out")]
-        + ["--json", str(tmp_path / "tables.json"), "--fail-on", "forfeit,strike,crash", "--plain"],
+        [
+            *CLI,
+            "tournament",
+            str(config),
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+            str(tmp_path / "tables.json"),
+            *FAIL_ON,
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -220,7 +233,10 @@ def test_template_builds_and_plays_a_league_isolated(project: Path, tmp_path: Pa
     for file in files:
         record = records.load(file)
         assert autos(record) == [], f"{file.name}: the referee played for a bot"
-        assert {(b["name"], b["version"]) for b in record["meta"]["bots"]} == {(BOT_NAME, "1.0.0"), ("greedy", "builtin")}
+        assert {(b["name"], b["version"]) for b in record["meta"]["bots"]} == {
+            (BOT_NAME, "1.0.0"),
+            ("greedy", "builtin"),
+        }
 
 
 def _actions(folder: Path) -> list[list[list[dict[str, Any]]]]:
@@ -241,9 +257,9 @@ def test_identical_play_with_the_python_reference(project: Path, tmp_path: Path,
     folders = {}
     for label, bot in (("ts", f"cmd:node {project / 'dist' / 'bot.js'}"), ("py", str(MINIMAL_BOT))):
         folders[label] = tmp_path / label
+        records_to = ["--records", str(folders[label])]
         done = subprocess.run(
-            [sys.executable, "-m", "skyjo_ref", "match", bot, "greedy", "--games", "6", "--seed", "identical"]
-            + ["--rules", rules, "--records", str(folders[label])],
+            [*CLI, "match", bot, "greedy", "--games", "6", "--seed", "identical", "--rules", rules, *records_to],
             cwd=tmp_path,
             capture_output=True,
             text=True,
@@ -313,6 +329,17 @@ def test_replaced_by_a_second_copy_exits_1(project: Path) -> None:
             assert await second.stop() == 0
         assert code == 1, first.text()
         assert "error: another connection with the same token replaced this one: ABORTED" in first.text()
+
+    asyncio.run(main())
+
+
+def test_plays_over_mutual_tls(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """SKYJO_CA_FILE, SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY: a referee that requires client certificates."""
+    pki = make_pki(tmp_path_factory.mktemp("pki"))
+
+    async def main() -> None:
+        async with tls_referee(ServerTls(pki.server_cert, pki.server_key, pki.ca)) as server:
+            await plays(server, [_node(), "dist/bot.js"], pki.bot_env(), cwd=project)
 
     asyncio.run(main())
 
