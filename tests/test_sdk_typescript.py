@@ -18,6 +18,7 @@ import filecmp
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -340,6 +341,38 @@ def test_plays_over_mutual_tls(project: Path, tmp_path_factory: pytest.TempPathF
     async def main() -> None:
         async with tls_referee(ServerTls(pki.server_cert, pki.server_key, pki.ca)) as server:
             await plays(server, [_node(), "dist/bot.js"], pki.bot_env(), cwd=project)
+
+    asyncio.run(main())
+
+
+#: A parent that starts the bot with SKYJO_PARENT_PID set to itself, says the bot's pid, then waits on it.
+PARENT = (
+    "import os, subprocess, sys; "
+    "bot = subprocess.Popen(sys.argv[1:], env={**os.environ, 'SKYJO_PARENT_PID': str(os.getpid())}); "
+    "print(bot.pid, flush=True); bot.wait()"
+)
+
+
+def test_exits_when_its_parent_dies(project: Path) -> None:
+    """SKYJO_PARENT_PID: a kill -9 of the process that started the bot ends the bot (it never outlives a league)."""
+
+    async def main() -> None:
+        async with referee() as server:
+            token = server.issue_token(BOT_NAME)
+            argv = [sys.executable, "-c", PARENT, _node(), "dist/bot.js", "-v"]
+            parent = await start_bot(argv, BOT_NAME, token, server.address, cwd=project, stdout=True)
+            assert parent.proc.stdout is not None
+            bot_pid = int(await asyncio.wait_for(parent.proc.stdout.readline(), 60))
+            pidfd = os.pidfd_open(bot_pid)
+            try:
+                await parent.wait_for_text("connected to")
+                parent.proc.kill()
+                await parent.proc.wait()
+                readable = await asyncio.to_thread(select.select, [pidfd], [], [], 30)
+            finally:
+                os.close(pidfd)
+            assert readable[0], f"the bot outlived its parent by 30 s:\n{parent.text()}"
+        assert "the parent process exited: closing the session" in parent.text()
 
     asyncio.run(main())
 
