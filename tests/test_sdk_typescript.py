@@ -345,6 +345,30 @@ def test_plays_over_mutual_tls(project: Path, tmp_path_factory: pytest.TempPathF
     asyncio.run(main())
 
 
+def test_sigterm_while_connecting_and_while_backing_off(project: Path) -> None:
+    """SIGTERM ends the bot with exit 0 while a referee accepts TCP and never answers, and in a backoff pause."""
+
+    async def main() -> None:
+        async with referee() as server:
+            hung = CuttableProxy(server.address)
+            await hung.start()
+            hung.hold_new = True
+            bot = await start_bot([_node(), "dist/bot.js", "-v"], BOT_NAME, "t" * 24, hung.address, cwd=project)
+            await hung.wait_connections(1)
+            assert await bot.stop() == 0, bot.text()
+            await hung.stop()
+            assert "SIGTERM: closing the session" in bot.text() and "connected to" not in bot.text()
+            refused = CuttableProxy(server.address)
+            await refused.start()
+            address = refused.address
+            await refused.stop()  # nothing listens there now: every connect fails, the bot backs off
+            bot = await start_bot([_node(), "dist/bot.js", "-v"], BOT_NAME, "t" * 24, address, cwd=project)
+            await bot.wait_for_text("reconnecting in")
+            assert await bot.stop() == 0, bot.text()
+
+    asyncio.run(main())
+
+
 #: A parent that starts the bot with SKYJO_PARENT_PID set to itself, says the bot's pid, then waits on it.
 PARENT = (
     "import os, subprocess, sys; "
