@@ -396,6 +396,8 @@ def test_exits_when_its_parent_dies(project: Path) -> None:
             finally:
                 os.close(pidfd)
             assert readable[0], f"the bot outlived its parent by 30 s:\n{parent.text()}"
+            assert parent._reader is not None
+            await asyncio.wait_for(parent._reader, 30)  # the bot held the pipe: its last lines are read
         assert "the parent process exited: closing the session" in parent.text()
 
     asyncio.run(main())
