@@ -91,7 +91,7 @@ def test_a_signal_at_any_moment_of_start_is_exit_130_and_one_line(tmp_path: Path
     reached = _wait_for(proc, MOMENTS[moment], tmp_path)
     assert reached, f"the command ended before the moment {moment!r}: {proc.communicate()}"
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (proc.returncode, err)
     assert "Traceback" not in err and "Exception ignored" not in err, err
     lines = [line for line in err.splitlines() if line.strip()]
