@@ -192,7 +192,7 @@ func (c *Client) Play(ctx context.Context) error {
 		}
 		delay = time.Duration(float64(delay) * (0.5 + rand.Float64()/2))
 		attempt++
-		c.log.Warn("stream lost; reconnecting", "addr", c.s.addr, "why", outcome, "in", delay.Round(time.Millisecond))
+		c.log.Warn(fmt.Sprintf("stream to %s lost (%s); reconnecting in %v", c.s.addr, outcome, delay.Round(time.Millisecond)))
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -308,7 +308,7 @@ func (c *Client) handle(msg *pb.PlayResponse, stream pb.BotService_PlayClient) e
 		if c.stats.Sessions == 1 {
 			close(c.welcomed)
 		}
-		c.log.Info("connected", "addr", c.s.addr, "seat", m.Welcome.GetSeatName(), "protocol", m.Welcome.GetProtocolVersion())
+		c.log.Info(fmt.Sprintf("connected to %s as '%s' (protocol %d)", c.s.addr, m.Welcome.GetSeatName(), m.Welcome.GetProtocolVersion()))
 	default:
 		c.log.Debug("skipping an unknown message")
 	}

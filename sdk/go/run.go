@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -82,15 +81,15 @@ func Run(bot Bot, options ...Option) error {
 	if parent, err := strconv.Atoi(os.Getenv("SKYJO_PARENT_PID")); err == nil && parent > 1 {
 		go func() {
 			waitForExit(parent)
-			if ctx.Err() == nil {
-				stop("the parent process exited")
-			}
+			client.log.Info("the parent process exited")
+			_ = syscall.Kill(os.Getpid(), syscall.SIGTERM) // ends as on SIGTERM
+
 		}()
 	}
 	err = client.Play(ctx)
 	stats := client.Stats()
-	client.log.Info("done", slog.Int("games", stats.Games), slog.Int("decisions", stats.Decisions),
-		slog.Int("decide_errors", stats.DecideErrors), slog.Int("strikes", stats.Strikes))
+	client.log.Info(fmt.Sprintf("played %d games, %d decisions (%d decide errors, %d strikes)",
+		stats.Games, stats.Decisions, stats.DecideErrors, stats.Strikes))
 	return err
 }
 
