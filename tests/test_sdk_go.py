@@ -219,6 +219,8 @@ def test_the_template_bot_connects_plays_and_stops_on_sigterm(go_bot: Path) -> N
             token = server.issue_token("gopher")
             bot = await start_bot([str(go_bot)], "gopher", token, server.address)
             played = await play_match(server, [SeatSpec.of_token(token, "gopher"), SeatSpec.of_builtin("greedy")], 3)
+            for record in played:  # the bot has read every GameOver
+                await bot.wait_for_text(f"game {record['meta']['game_id']} over: totals")
             assert bot.proc.returncode is None, "the bot stays up between games"
             assert await bot.stop() == 0
         for record in played:

@@ -288,6 +288,7 @@ func (c *Client) handle(msg *pb.PlayResponse, stream pb.BotService_PlayClient) e
 		result := gameOverFromProto(m.GameOver)
 		delete(c.games, result.GameID)
 		c.stats.Games++
+		c.log.Info(fmt.Sprintf("game %s over: totals %v, ranks %v", result.GameID, result.Totals, result.Ranks))
 		if hook, ok := c.bot.(GameOverHandler); ok {
 			c.hook("OnGameOver", func() { hook.OnGameOver(result) })
 		}
