@@ -68,7 +68,14 @@ def vector() -> tuple[str, str]:
 async def pingpong(programs: dict[str, Path], bot: str, trips: int, start: str, request: str) -> float:
     """The median round trip (µs) of ``trips`` decisions between pingpong and ``bot``."""
     server = await asyncio.create_subprocess_exec(
-        str(programs["pingpong"]), "-n", str(trips), "-start", start, "-request", request, stdout=asyncio.subprocess.PIPE
+        str(programs["pingpong"]),
+        "-n",
+        str(trips),
+        "-start",
+        start,
+        "-request",
+        request,
+        stdout=asyncio.subprocess.PIPE,
     )
     assert server.stdout is not None
     address = (await server.stdout.readline()).decode().strip()

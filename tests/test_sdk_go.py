@@ -22,6 +22,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from go_toolchain import SDK, TEMPLATE, go_env, new_go_bot
 from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, play_match, referee, start_bot
 from skyjo_ref import records
 from skyjo_ref.match import SeatSpec
@@ -30,41 +31,7 @@ from skyjo_ref.server import ServerTls
 from test_bot_exit import HOW, _end_all, _play_in_background, _start
 from tls_pki import make_pki, plays, tls_referee
 
-SDK = ROOT / "sdk" / "go"
-TEMPLATE = SDK / "template"
-PLACEHOLDER = "__BOT_NAME__"
-#: Where the Go toolchain is (the machine's Go 1.26; Debian's /usr/bin/go is too old for grpc-go 1.85).
-GO_PATHS = ("/usr/local/go/bin", str(Path.home() / "go" / "bin"))
-
-
-def go_env(pytestconfig: pytest.Config) -> dict[str, str]:
-    """The environment for every go command of the tests: Go 1.26 first on PATH, a shared build cache."""
-    path = os.pathsep.join([*GO_PATHS, os.environ.get("PATH", "/usr/bin:/bin")])
-    go = shutil.which("go", path=path)
-    assert go, "Go is not installed: Go 1.26 (https://go.dev/dl) in /usr/local/go, see scripts/install-test-deps"
-    version = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True, check=True).stdout.strip()
-    assert tuple(map(int, re.findall(r"\d+", version)[:2])) >= (1, 26), f"{go} is {version}: the Go SDK needs Go 1.26"
-    cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
-    work = Path(cache.mkdir("skyjo-go-sdk")) if cache is not None else SDK / ".bin" / "pytest"
-    env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{path}", "GOCACHE": str(work / "go-build")}
-    env.pop("GOFLAGS", None)
-    return env
-
-
-def new_go_bot(folder: Path, name: str) -> Path:
-    """The project `skyjo-ref new-bot FOLDER --lang go` writes: the template with the name filled in, and the
-    SDK (less what template.json excludes) in FOLDER/skyjo-sdk."""
-    exclude = set(json.loads((SDK / "template.json").read_text())["exclude"])
-    shutil.copytree(TEMPLATE, folder)
-    for path in sorted(folder.rglob("*"), reverse=True):
-        if path.is_file():
-            text = path.read_text()
-            if PLACEHOLDER in text:
-                path.write_text(text.replace(PLACEHOLDER, name))
-        if PLACEHOLDER in path.name:
-            path.rename(path.with_name(path.name.replace(PLACEHOLDER, name)))
-    shutil.copytree(SDK, folder / "skyjo-sdk", ignore=lambda _dir, names: [n for n in names if n in exclude])
-    return folder
+MATCH = [sys.executable, "-m", "skyjo_ref", "match"]
 
 
 def _go(env: dict[str, str], args: list[str], cwd: Path, timeout: float) -> str:
@@ -191,8 +158,21 @@ def test_the_template_plays_the_python_reference_bots_moves(go_bot: Path, tmp_pa
 
     def match(bot: str, out: Path) -> list[list[tuple[int, str, int | None]]]:
         done = subprocess.run(
-            [sys.executable, "-m", "skyjo_ref", "match", bot, "greedy", "--games", "6", "--seed", "identical"]
-            + ["--rules", rules, "--decision-ms", "10000", "--records", str(out)],
+            [
+                *MATCH,
+                bot,
+                "greedy",
+                "--games",
+                "6",
+                "--seed",
+                "identical",
+                "--rules",
+                rules,
+                "--decision-ms",
+                "10000",
+                "--records",
+                str(out),
+            ],
             cwd=tmp_path,
             capture_output=True,
             text=True,
