@@ -110,9 +110,13 @@ type Client struct {
 	welcomed chan struct{}
 }
 
+// answer is a reply computed for a decision, kept to answer the same decision sent again.
 type answer struct {
-	key   string
-	reply *pb.DecisionReply
+	requestID uint64
+	gameID    string
+	legal     int
+	view      *pb.View
+	reply     *pb.DecisionReply
 }
 
 // NewClient checks the settings (a *UsageError names what is wrong) and returns a client ready to Play.
@@ -255,14 +259,17 @@ func (c *Client) session(ctx context.Context) (string, error) {
 
 // handle reacts to one message from the referee; an error ends the stream.
 func (c *Client) handle(msg *pb.PlayResponse, stream pb.BotService_PlayClient) error {
-	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+	debug := c.log.Enabled(context.Background(), slog.LevelDebug)
+	if debug {
 		c.log.Debug("<- message", "body", msg.String())
 	}
 	switch m := msg.Message.(type) {
 	case *pb.PlayResponse_Decision:
 		c.events(m.Decision.GetEvents())
 		reply := c.answer(m.Decision)
-		c.log.Debug("-> reply", "body", reply.String())
+		if debug {
+			c.log.Debug("-> reply", "body", reply.String())
+		}
 		if err := stream.Send(&pb.PlayRequest{Message: &pb.PlayRequest_Reply{Reply: reply}}); err != nil {
 			_, err = stream.Recv() // Send's io.EOF means the stream ended: its status comes from Recv
 			return err

@@ -16,22 +16,25 @@ func protocolErrorf(format string, args ...any) error {
 	return &ProtocolError{fmt.Sprintf(format, args...)}
 }
 
+// The protocol's enums by number (0 is UNSPECIFIED, never valid): slices, read once per slot and action.
 var (
-	actionKinds = map[pb.ActionKind]ActionKind{
-		pb.ActionKind_ACTION_KIND_REVEAL: ActionReveal, pb.ActionKind_ACTION_KIND_DRAW: ActionDraw,
-		pb.ActionKind_ACTION_KIND_TAKE: ActionTake, pb.ActionKind_ACTION_KIND_SWAP: ActionSwap,
+	actionKinds   = []ActionKind{"", ActionReveal, ActionDraw, ActionTake, ActionSwap}
+	decisionKinds = []DecisionKind{"", OpeningReveal, DrawOrTake, SwapOrReveal, SwapAfterTake}
+	slotStates    = []SlotState{"", Hidden, Revealed, Removed}
+)
+
+// enum is table[value], or "" when value is out of range (unknown or unspecified).
+func enum[T ~string, E ~int32](table []T, value E) T {
+	if value < 0 || int(value) >= len(table) {
+		return ""
 	}
+	return table[value]
+}
+
+var (
 	actionKindsPB = map[ActionKind]pb.ActionKind{
 		ActionReveal: pb.ActionKind_ACTION_KIND_REVEAL, ActionDraw: pb.ActionKind_ACTION_KIND_DRAW,
 		ActionTake: pb.ActionKind_ACTION_KIND_TAKE, ActionSwap: pb.ActionKind_ACTION_KIND_SWAP,
-	}
-	decisionKinds = map[pb.DecisionKind]DecisionKind{
-		pb.DecisionKind_DECISION_KIND_OPENING_REVEAL: OpeningReveal, pb.DecisionKind_DECISION_KIND_DRAW_OR_TAKE: DrawOrTake,
-		pb.DecisionKind_DECISION_KIND_SWAP_OR_REVEAL: SwapOrReveal, pb.DecisionKind_DECISION_KIND_SWAP_AFTER_TAKE: SwapAfterTake,
-	}
-	slotStates = map[pb.SlotState]SlotState{
-		pb.SlotState_SLOT_STATE_HIDDEN: Hidden, pb.SlotState_SLOT_STATE_REVEALED: Revealed,
-		pb.SlotState_SLOT_STATE_REMOVED: Removed,
 	}
 	penalties = map[pb.FinisherPenalty]FinisherPenalty{
 		pb.FinisherPenalty_FINISHER_PENALTY_DOUBLE_IF_POSITIVE: PenaltyDoubleIfPositive,
@@ -76,8 +79,8 @@ func ints[T ~int32 | ~uint32](values []T) []int {
 }
 
 func actionFromProto(msg *pb.Action) (Action, error) {
-	kind, ok := actionKinds[msg.GetKind()]
-	if !ok {
+	kind := enum(actionKinds, msg.GetKind())
+	if kind == "" {
 		return Action{}, protocolErrorf("action kind %d is not an action: expected reveal, draw, take or swap", msg.GetKind())
 	}
 	action := Action{Kind: kind}
@@ -160,8 +163,8 @@ func gridFromProto(msg *pb.Grid, index int) (Grid, error) {
 		return grid, protocolErrorf("grid %d has %d slots, expected %d", index, len(msg.GetSlots()), GridSize)
 	}
 	for pos, slot := range msg.GetSlots() {
-		state, ok := slotStates[slot.GetState()]
-		if !ok {
+		state := enum(slotStates, slot.GetState())
+		if state == "" {
 			return grid, protocolErrorf("grid %d slot %d has state %d: expected hidden, revealed or removed", index, pos, slot.GetState())
 		}
 		if (state == Revealed) != (slot.Value != nil) {
@@ -176,8 +179,8 @@ func gridFromProto(msg *pb.Grid, index int) (Grid, error) {
 // ViewFromProto reads the View a DecisionRequest asks about, in the game start began (players, rules, time).
 func ViewFromProto(msg *pb.DecisionRequest, start *GameStart) (*View, error) {
 	pv := msg.GetView()
-	decision, ok := decisionKinds[pv.GetDecision()]
-	if !ok {
+	decision := enum(decisionKinds, pv.GetDecision())
+	if decision == "" {
 		return nil, protocolErrorf("view.decision is %d: expected one of the four DecisionKind values", pv.GetDecision())
 	}
 	n := len(pv.GetGrids())

@@ -14,20 +14,14 @@ import (
 // rememberedAnswers is how many replies the client keeps for requests sent again after a reconnect.
 const rememberedAnswers = 8
 
-// decisionKey identifies a decision across a re-send: its id, game, view and number of legal actions; not
-// the time left nor the events that came with it (they differ when it is sent again), and not the id alone
-// (a restarted referee counts ids from 1 again).
-func decisionKey(req *pb.DecisionRequest) string {
-	view, _ := proto.MarshalOptions{Deterministic: true}.Marshal(req.GetView())
-	return strconv.FormatUint(req.GetRequestId(), 10) + "|" + strconv.Itoa(len(req.GetLegalActions())) + "|" +
-		req.GetGameId() + "|" + string(view)
-}
-
-// answer is the reply to req: the one computed before when the referee sends it again, else the bot's decision.
+// answer is the reply to req: the one computed before when the referee sends the same decision again (after a
+// reconnect), else the bot's decision. The same decision is the same id, game, number of legal actions and
+// view; not the time left nor the events that came with it (they differ when it is sent again), and not the
+// id alone (a restarted referee counts ids from 1 again). Views are compared only when the rest matches.
 func (c *Client) answer(req *pb.DecisionRequest) *pb.DecisionReply {
-	key := decisionKey(req)
 	for _, a := range c.answers {
-		if a.key == key {
+		if a.requestID == req.GetRequestId() && a.gameID == req.GetGameId() && a.legal == len(req.GetLegalActions()) &&
+			proto.Equal(a.view, req.GetView()) {
 			c.log.Info("decision sent again after a reconnect: answering it as before", "request", req.GetRequestId())
 			return a.reply
 		}
@@ -36,7 +30,7 @@ func (c *Client) answer(req *pb.DecisionRequest) *pb.DecisionReply {
 	if len(c.answers) == rememberedAnswers {
 		c.answers = c.answers[1:]
 	}
-	c.answers = append(c.answers, answer{key, reply})
+	c.answers = append(c.answers, answer{req.GetRequestId(), req.GetGameId(), len(req.GetLegalActions()), req.GetView(), reply})
 	return reply
 }
 
