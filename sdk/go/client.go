@@ -234,8 +234,10 @@ func (c *Client) session(ctx context.Context) (string, error) {
 	stream, err := pb.NewBotServiceClient(conn).Play(ctx)
 	if err == nil {
 		hello := &pb.Hello{Name: c.s.name, Version: c.s.version, ProtocolVersion: ProtocolVersion}
-		err = stream.Send(&pb.PlayRequest{Message: &pb.PlayRequest_Hello{Hello: hello}})
 		c.log.Debug("-> hello", "name", c.s.name, "version", c.s.version)
+		if err = stream.Send(&pb.PlayRequest{Message: &pb.PlayRequest_Hello{Hello: hello}}); err == io.EOF {
+			_, err = stream.Recv() // Send's io.EOF means the stream ended: its status comes from Recv
+		}
 	}
 	for err == nil {
 		var msg *pb.PlayResponse

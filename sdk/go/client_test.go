@@ -26,9 +26,13 @@ type referee struct {
 	scripts []func(stream pb.BotService_PlayServer) error
 	hellos  []*pb.Hello
 	tokens  []string
+	refuse  bool // refuse every stream at once, before its Hello is read (as the referee does a bad token)
 }
 
 func (r *referee) Play(stream pb.BotService_PlayServer) error {
+	if r.refuse {
+		return status.Error(codes.Unauthenticated, "unknown bot token")
+	}
 	md, _ := metadata.FromIncomingContext(stream.Context())
 	first, err := stream.Recv()
 	if err != nil {
@@ -212,21 +216,25 @@ func TestPlaysRepliesReconnectsAndEnds(t *testing.T) {
 	}
 }
 
+// A refusal is a RefusedError whether it comes after the Hello was read or before (then the Hello's Send may
+// fail with io.EOF, and the status is the one Recv reports).
 func TestRefusedTokenIsARefusedError(t *testing.T) {
-	ref := &referee{scripts: []func(pb.BotService_PlayServer) error{
-		func(pb.BotService_PlayServer) error { return status.Error(codes.Unauthenticated, "unknown bot token") },
-	}}
-	client, err := skyjo.NewClient(&recorder{}, skyjo.WithAddress(serve(t, ref)), skyjo.WithToken("wrong"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = client.Play(context.Background())
-	var refused *skyjo.RefusedError
-	if !errors.As(err, &refused) || refused.Code != codes.Unauthenticated || skyjo.ExitCode(err) != skyjo.ExitRefused {
-		t.Fatalf("Play: %v", err)
-	}
-	if err.Error() != "the referee refused the token: Unauthenticated: unknown bot token" {
-		t.Errorf("message: %q", err)
+	for _, early := range []bool{false, true, true, true} {
+		ref := &referee{refuse: early, scripts: []func(pb.BotService_PlayServer) error{
+			func(pb.BotService_PlayServer) error { return status.Error(codes.Unauthenticated, "unknown bot token") },
+		}}
+		client, err := skyjo.NewClient(&recorder{}, skyjo.WithAddress(serve(t, ref)), skyjo.WithToken("wrong"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = client.Play(context.Background())
+		var refused *skyjo.RefusedError
+		if !errors.As(err, &refused) || refused.Code != codes.Unauthenticated || skyjo.ExitCode(err) != skyjo.ExitRefused {
+			t.Fatalf("Play (refused before the Hello is read: %v): %v", early, err)
+		}
+		if err.Error() != "the referee refused the token: Unauthenticated: unknown bot token" {
+			t.Errorf("message: %q", err)
+		}
 	}
 }
 
