@@ -65,26 +65,21 @@ def vector() -> tuple[str, str]:
     return chosen["game_start"], chosen["request"]
 
 
-async def pingpong(programs: dict[str, Path], bot: str, trips: int, start: str, request: str) -> float:
-    """The median round trip (µs) of ``trips`` decisions between pingpong and ``bot``."""
-    server = await asyncio.create_subprocess_exec(
-        str(programs["pingpong"]),
-        "-n",
-        str(trips),
-        "-start",
-        start,
-        "-request",
-        request,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert server.stdout is not None
-    address = (await server.stdout.readline()).decode().strip()
-    env = {**os.environ, "SKYJO_ADDR": address, "SKYJO_TOKEN": "bench-token-0123456789", "SKYJO_LOG": "warn"}
-    client = await asyncio.create_subprocess_exec(str(programs[bot]), env=env, stderr=asyncio.subprocess.DEVNULL)
-    result = (await server.stdout.readline()).decode().split()
-    await server.wait()
-    await client.wait()
-    return float(result[0])
+def pingpong(programs: dict[str, Path], bot: str, trips: int, start: str, request: str) -> tuple[float, float]:
+    """The median round trip (µs) of ``trips`` decisions between pingpong and ``bot``, and the bot process's
+    CPU time per decision (µs, its whole life: start, Hello and the trips; from wait4)."""
+    with subprocess.Popen(
+        [str(programs["pingpong"]), "-n", str(trips), "-start", start, "-request", request], stdout=subprocess.PIPE
+    ) as server:
+        assert server.stdout is not None
+        address = server.stdout.readline().decode().strip()
+        env = {**os.environ, "SKYJO_ADDR": address, "SKYJO_TOKEN": "bench-token-0123456789", "SKYJO_LOG": "warn"}
+        env.pop("SKYJO_PARENT_PID", None)
+        client = subprocess.Popen([str(programs[bot])], env=env, stderr=subprocess.DEVNULL)
+        result = server.stdout.readline().decode().split()
+        _, _, usage = os.wait4(client.pid, 0)
+        client.returncode = 0  # reaped by wait4
+    return float(result[0]), (usage.ru_utime + usage.ru_stime) * 1e6 / trips
 
 
 async def _spawn(argv: list[str], server: RefereeServer, name: str) -> tuple[asyncio.subprocess.Process, str]:
@@ -151,15 +146,19 @@ async def main(args: argparse.Namespace) -> None:
         print(f"load {os.getloadavg()[0]:.1f}; request {len(base64.b64decode(request))} bytes")
         print(f"\nSDK vs bare grpc-go client, on a bare grpc-go server: median µs of {args.trips} round trips a round")
         medians: dict[str, list[float]] = {"bare": [], "firstlegal": []}
+        cpu: dict[str, list[float]] = {"bare": [], "firstlegal": []}
         for _ in range(args.rounds):
             for bot in medians:  # alternating, so both see the same load
-                medians[bot].append(await pingpong(programs, bot, args.trips, start, request))
+                median, cpu_each = pingpong(programs, bot, args.trips, start, request)
+                medians[bot].append(median)
+                cpu[bot].append(cpu_each)
         bare, sdk = statistics.median(medians["bare"]), statistics.median(medians["firstlegal"])
-        print("| client | rounds (µs) | median µs |\n|---|---|---|")
+        print("| client | rounds (µs) | median µs | client CPU µs a decision |\n|---|---|---|---|")
         for bot, label in (("bare", "bare grpc-go client"), ("firstlegal", "Go SDK")):
             rounds = ", ".join(f"{m:.0f}" for m in medians[bot])
-            print(f"| {label} | {rounds} | {statistics.median(medians[bot]):.1f} |")
-        print(f"SDK / bare: {sdk / bare:.3f}x")
+            print(f"| {label} | {rounds} | {statistics.median(medians[bot]):.1f} | {statistics.median(cpu[bot]):.1f} |")
+        cpu_ratio = statistics.median(cpu["firstlegal"]) / statistics.median(cpu["bare"])
+        print(f"SDK / bare: {sdk / bare:.3f}x wall, {cpu_ratio:.3f}x client CPU")
 
         py_bot = Path(tmp) / "first_legal.py"
         py_bot.write_text(PY_FIRST)

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from sdk_harness import ROOT
 
 SDK = ROOT / "sdk" / "go"
@@ -20,16 +19,15 @@ PLACEHOLDER = "__BOT_NAME__"
 GO_PATHS = ("/usr/local/go/bin", str(Path.home() / "go" / "bin"))
 
 
-def go_env(pytestconfig: pytest.Config) -> dict[str, str]:
-    """The environment for every go command of the tests: Go 1.26 first on PATH, a shared build cache."""
+def go_env() -> dict[str, str]:
+    """The environment for every go command of the tests: Go 1.26 first on PATH, Go's own build cache
+    (content-addressed and safe for concurrent use: a second run, or CI on the same machine, only links)."""
     path = os.pathsep.join([*GO_PATHS, os.environ.get("PATH", "/usr/bin:/bin")])
     go = shutil.which("go", path=path)
     assert go, "Go is not installed: Go 1.26 (https://go.dev/dl) in /usr/local/go, see scripts/install-test-deps"
     version = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True, check=True).stdout.strip()
     assert tuple(map(int, re.findall(r"\d+", version)[:2])) >= (1, 26), f"{go} is {version}: the Go SDK needs Go 1.26"
-    cache = getattr(pytestconfig, "cache", None)  # None with -p no:cacheprovider
-    work = Path(cache.mkdir("skyjo-go-sdk")) if cache is not None else SDK / ".bin" / "pytest"
-    env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{path}", "GOCACHE": str(work / "go-build")}
+    env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{path}"}
     env.pop("GOFLAGS", None)
     return env
 

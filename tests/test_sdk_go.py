@@ -3,9 +3,9 @@ current, the `new-bot --lang go` template built by its `build` script and played
 default isolation, identical play with the Python reference bot, and the protocol's duties of a bot process
 (reconnect, refusal, usage, TLS, signals and the parent's death) through a real referee.
 
-Every Go command here shares one build cache in pytest's cache folder (GOCACHE; Go's cache is safe for
-concurrent use) and the module cache that scripts/install-test-deps fills (`go mod download`): a cold run
-compiles grpc-go once (about 1-3 minutes on a loaded 2-core machine), a warm one only links. The tests fail
+Every Go command here uses Go's own build cache and the module cache that scripts/install-test-deps fills
+(`go mod download`): a cold run compiles grpc-go once (about 1-3 minutes on a loaded 2-core machine), a warm
+one only links. The tests fail
 (never skip) when Go 1.26 or protoc is missing: scripts/install-test-deps says how to get them.
 """
 
@@ -41,8 +41,8 @@ def _go(env: dict[str, str], args: list[str], cwd: Path, timeout: float) -> str:
 
 
 @pytest.fixture(scope="module")
-def env(pytestconfig: pytest.Config) -> dict[str, str]:
-    return go_env(pytestconfig)
+def env() -> dict[str, str]:
+    return go_env()
 
 
 @pytest.fixture(scope="module")

@@ -58,9 +58,9 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def go_tools(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def go_tools(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Go's environment, with protoc-gen-go and protoc-gen-go-grpc (the versions the Go SDK pins) on PATH."""
-    env = go_env(pytestconfig)
+    env = go_env()
     bin_dir = tmp_path_factory.mktemp("go-plugins")
     plugins = ["google.golang.org/protobuf/cmd/protoc-gen-go", "google.golang.org/grpc/cmd/protoc-gen-go-grpc"]
     done = subprocess.run(
