@@ -31,6 +31,7 @@ SLOWEST_FIRST = (
     "test_dask_match.py",
     "test_gate_cli.py",
     "test_sandbox.py",
+    "test_sdk_go.py",
     "test_report.py",
     "test_replay_cli.py",
     "test_ci_output.py",

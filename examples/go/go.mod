@@ -1,3 +1,0 @@
-module skyjobot
-
-go 1.19
