@@ -25,9 +25,9 @@ from skyjo_bot import convert
 from skyjo_bot.types import Action
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 
-from skyjo_ref.checkbot.launch import Listener, Room, start_bot
+from skyjo_ref.checkbot.launch import Listener, Room, bot_process_group, start_bot
 from skyjo_ref.checkbot.referee import ScriptedReferee, Stream, StreamEnded
-from skyjo_ref.players import ManagedBot
+from skyjo_ref.players import ManagedBot, telling_line
 from skyjo_ref.sandbox import describe_returncode
 
 #: How long a bot process may take from its start to its Hello (a loaded machine, a sandbox, a JVM).
@@ -66,11 +66,11 @@ class BotRun:
         return str(self.process.log_path or "")
 
     def signal(self, sig: signal.Signals) -> None:
-        """Signal its process group, as a league stops a bot."""
-        pid = self.process.pid
-        if pid is not None:
+        """Signal the bot's process group, as a league stops a bot (isolated: the bot's own group in its sandbox)."""
+        group = bot_process_group(self.process)
+        if group is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, sig)
+                os.killpg(group, sig)
 
     async def exit_code(self, timeout: float) -> int | None:
         """Its exit code once it ends on its own (None: still running after ``timeout`` s)."""
@@ -100,6 +100,7 @@ class Context:
     tls_ca: Path | None = None  # the CA file of the referee's TLS listener (None: no TLS here)
     background: list[asyncio.Task[None]] = field(default_factory=list)  # a case's helpers, cancelled at its end
     news: asyncio.Condition = field(default_factory=asyncio.Condition)
+    ever_connected: bool = False  # a process of the bot reached the referee at least once in this run
 
     def request_id(self) -> int:
         self.next_request += 1
@@ -129,13 +130,15 @@ class Context:
         finally:
             exited.cancel()
         if waiting.done() and not waiting.cancelled() and waiting.exception() is None:
+            self.ever_connected = True
             return waiting.result()
         waiting.cancel()
         with contextlib.suppress(BaseException):
             await waiting
         if run.process.faults:
             raise CaseFailed(expected, f"{run.process.faults[0].describe()} (see its log)")
-        raise CaseFailed(f"{expected} within {timeout:g} s", "did not")
+        said = telling_line(run.process.output(40))
+        raise CaseFailed(f"{expected} within {timeout:g} s", f"did not; its last output: {said}")
 
     async def arrival(self, run: BotRun, timeout: float = CONNECT_S) -> Stream:
         """The next stream ``run`` opens (CaseFailed when it exits or takes longer than ``timeout``)."""

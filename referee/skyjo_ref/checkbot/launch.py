@@ -173,3 +173,35 @@ async def start_under_stand_in(room: Room, token: str) -> Orphan:
         await stand_in.wait()
         raise OSError(f"the stand-in parent could not start the bot (see {log})")
     return Orphan(stand_in, int(line), log)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def bot_process_group(process: ManagedBot) -> int | None:
+    """The process group to signal to reach the bot's own program.
+
+    Not isolated, that is the group its supervisor leads (a league's SIGTERM goes there, and reaches the bot).
+    Isolated, bubblewrap starts the bot in a session of its own and a league's stop ends the sandbox instead;
+    to see the bot's own handling of a signal, it is the group of the first process under the supervisor that
+    is not bubblewrap (None: it is gone).
+    """
+    pid = process.pid
+    if pid is None or process.spec.sandbox.isolation != "strict":
+        return pid
+    queue = _children(pid)
+    while queue:
+        child = queue.pop(0)
+        try:
+            name = Path(f"/proc/{child}/comm").read_text().strip()
+            if name != "bwrap":
+                return os.getpgid(child)
+        except OSError:
+            continue
+        queue += _children(child)
+    return None

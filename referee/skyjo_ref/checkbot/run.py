@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -19,6 +19,7 @@ from skyjo_ref.checkbot.context import CaseFailed, Context, NotApplicable, log_p
 from skyjo_ref.checkbot.launch import Room
 from skyjo_ref.checkbot.referee import scripted_referee
 from skyjo_ref.players import BotSpec
+from skyjo_ref.sandbox import check_sandbox, share_socket
 from skyjo_ref.server.tls import ServerTls
 
 Status = Literal["pass", "fail", "n/a"]
@@ -69,30 +70,52 @@ def read_expected_failures(path: Path) -> list[str]:
 
 
 async def check_bot(
-    spec: BotSpec, cases: Sequence[str], log_dir: Path, expected_failures: Sequence[str] = ()
+    spec: BotSpec,
+    cases: Sequence[str],
+    log_dir: Path,
+    expected_failures: Sequence[str] = (),
+    on_result: Callable[[Result], None] = lambda result: None,
 ) -> list[Result]:
     """Run ``cases`` (in the registry's order) against the bot ``spec`` describes; its logs go to ``log_dir``."""
+    check_sandbox(spec.sandbox)  # SandboxUnavailable: this machine cannot run the bot as the league would
     sockets = Path(tempfile.mkdtemp(prefix="skyjo-check-"))  # short: a unix socket path has ~100 characters
+    (sockets / "s").mkdir()  # what an isolated bot sees of it (the folder above stays private)
     pki = Path(tempfile.mkdtemp(prefix="skyjo-check-tls-"))
     try:
         tls = make_tls(pki)
-        async with scripted_referee(sockets, tls) as referee:
+        async with scripted_referee(sockets / "s", tls) as referee:
+            share_socket(sockets / "s")  # an isolated bot runs as an unprivileged uid
             assert referee.endpoints is not None
             room = Room.for_bot(spec, referee.endpoints, log_dir)
             ctx = Context(referee, room, tls_ca=pki / "ca.pem" if tls is not None else None)
-            results = []
-            try:
-                for name in (n for n in CASES if n in cases):
-                    results.append(await run_case(ctx, name, name in expected_failures, log_dir))
-            finally:
-                await ctx.end_case(failed=True)
-            return results
+            return await _run_all(ctx, [n for n in CASES if n in cases], expected_failures, on_result)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
         shutil.rmtree(pki, ignore_errors=True)
 
 
-async def run_case(ctx: Context, name: str, expected_fail: bool, log_dir: Path) -> Result:
+async def _run_all(
+    ctx: Context, names: Sequence[str], expected_failures: Sequence[str], on_result: Callable[[Result], None]
+) -> list[Result]:
+    """Each case in turn; once the bot has failed to connect without ever having connected, the rest are not
+    run (each would wait for it in vain) and say so."""
+    results: list[Result] = []
+    try:
+        for name in names:
+            if results and not ctx.ever_connected and results[-1].status == "fail":
+                first = next(r for r in results if r.status == "fail")
+                result = Result(name, "fail", CASES[name].rule, f"not run: the bot never connected ({first.case}: "
+                                f"{first.did})", first.log, 0.0, name in expected_failures)  # fmt: skip
+            else:
+                result = await run_case(ctx, name, name in expected_failures)
+            results.append(result)
+            on_result(result)
+    finally:
+        await ctx.end_case(failed=True)
+    return results
+
+
+async def run_case(ctx: Context, name: str, expected_fail: bool) -> Result:
     case = CASES[name]
     started = time.monotonic()
     status: Status = "pass"

@@ -20,6 +20,7 @@ from skyjo_ref.checkbot import CASES, Result, check_bot, read_expected_failures,
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import folder_from_cli, table_console
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.sandbox import SandboxUnavailable
 from skyjo_ref.tournament.config import ConfigError, load_config
 
 
@@ -66,7 +67,10 @@ def check_bot_cmd(
     log_dir = folder_from_cli("--logs", logs, "skyjo-check-logs-")
     # the process layer's own warnings (a bot exited, not restarted) are what the cases provoke: the table says them
     logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
-    results = asyncio.run(check_bot(spec, chosen, log_dir, listed))
+    try:
+        results = asyncio.run(check_bot(spec, chosen, log_dir, listed, on_result=_progress))
+    except SandboxUnavailable as exc:
+        raise errors.UserError(f"bot {spec.name!r} cannot be run here as its league runs it: {exc}") from None
     show(results, spec, log_dir)
     if json_out is not None:
         write_json(results, spec.name, json_out)
@@ -130,6 +134,11 @@ def _from_config(path: str, name: str | None) -> BotSpec:
         if spec.name == name:
             return spec
     raise errors.UserError(f"--bot {name!r}: no such bot in {path}: expected one of {names}")
+
+
+def _progress(result: Result) -> None:
+    """One line a case as it ends (stderr: the table and the reports are the output)."""
+    typer.echo(f"  {result.case}: {result.verdict} ({result.seconds:.1f} s)", err=True)
 
 
 def show(results: list[Result], spec: BotSpec, log_dir: Path) -> None:
