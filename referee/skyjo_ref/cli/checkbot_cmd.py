@@ -84,8 +84,9 @@ def _cases(given: list[str], quick: bool) -> list[str]:
     unknown = unknown_cases(given)
     if unknown:
         raise errors.UserError(f"--case {unknown[0]!r}: no such case (skyjo-ref check-bot --list names them)")
-    chosen = given or list(CASES)
-    return [n for n in chosen if CASES[n].quick] if quick else chosen
+    if not given and not quick:
+        return list(CASES)
+    return [n for n in CASES if n in given or (quick and CASES[n].quick)]
 
 
 def _expected_failures(path: Path | None) -> list[str]:
