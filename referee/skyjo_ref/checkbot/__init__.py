@@ -8,13 +8,17 @@ execution layer: it imports ``execution``, ``players``, ``server`` and the
 rules, never ``tournament``, ``gate`` or ``cli`` (those call it).
 """
 
+from skyjo_ref.checkbot.before import CHECK_LEVELS, BotFailedCheck, check_before_play
 from skyjo_ref.checkbot.cases import CASES, Case, quick_cases
 from skyjo_ref.checkbot.run import Result, check_bot, read_expected_failures, unknown_cases, write_json, write_junit
 
 __all__ = [
     "CASES",
+    "CHECK_LEVELS",
+    "BotFailedCheck",
     "Case",
     "Result",
+    "check_before_play",
     "check_bot",
     "quick_cases",
     "read_expected_failures",

@@ -110,6 +110,7 @@ def _register_commands() -> None:
         "merge_cmd",
         "report_cmd",
         "checkbot_cmd",
+        "newbot_cmd",
     ):
         importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
 
