@@ -29,11 +29,11 @@ async def check_before_play(bots: Sequence[BotSpec], log_dir: Path, rerun: Calla
     """Run the quick cases on each checkable bot, one after another; the notes to show (one a bot), or
     :class:`BotFailedCheck` at the first bot that fails one (``rerun``: the command that checks it fully)."""
     notes: list[str] = []
-    seen: set[BotSpec] = set()
+    seen: set[tuple[str, str]] = set()
     for spec in bots:
-        if not checkable(spec) or spec in seen:  # a bot on several seats (a gate's copies) is checked once
+        if not checkable(spec) or (spec.name, spec.describe()) in seen:  # a gate's copies: checked once
             continue
-        seen.add(spec)
+        seen.add((spec.name, spec.describe()))
         results = await check_bot(spec, quick_cases(), log_dir / spec.name)
         failed = [r for r in results if r.status == "fail"]
         if failed:
