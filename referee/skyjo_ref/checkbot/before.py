@@ -34,13 +34,12 @@ async def check_before_play(bots: Sequence[BotSpec], log_dir: Path, rerun: Calla
         if not checkable(spec) or (spec.name, spec.describe()) in seen:  # a gate's copies: checked once
             continue
         seen.add((spec.name, spec.describe()))
-        results = await check_bot(spec, quick_cases(), log_dir / spec.name)
+        results = await check_bot(spec, quick_cases(), log_dir / spec.name, first_failure=True)
         failed = [r for r in results if r.status == "fail"]
         if failed:
             first = failed[0]
-            others = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
             raise BotFailedCheck(
-                f"bot {spec.name!r} failed check-bot case {first.case}{others} before its first game: expected "
+                f"bot {spec.name!r} failed check-bot case {first.case} before its first game: expected "
                 f"{first.expected}; the bot {first.did} (log: {first.log}); every case: " + rerun(spec)
             )
         seconds = sum(r.seconds for r in results)

@@ -75,8 +75,11 @@ async def check_bot(
     log_dir: Path,
     expected_failures: Sequence[str] = (),
     on_result: Callable[[Result], None] = lambda result: None,
+    *,
+    first_failure: bool = False,
 ) -> list[Result]:
-    """Run ``cases`` (in the registry's order) against the bot ``spec`` describes; its logs go to ``log_dir``."""
+    """Run ``cases`` (in the registry's order) against the bot ``spec`` describes; its logs go to ``log_dir``.
+    ``first_failure``: stop at the first case that fails (a league's check: the first fault is enough)."""
     check_sandbox(spec.sandbox)  # SandboxUnavailable: this machine cannot run the bot as the league would
     sockets = Path(tempfile.mkdtemp(prefix="skyjo-check-"))  # short: a unix socket path has ~100 characters
     (sockets / "s").mkdir()  # what an isolated bot sees of it (the folder above stays private)
@@ -88,14 +91,19 @@ async def check_bot(
             assert referee.endpoints is not None
             room = Room.for_bot(spec, referee.endpoints, log_dir)
             ctx = Context(referee, room, tls_ca=pki / "ca.pem" if tls is not None else None)
-            return await _run_all(ctx, [n for n in CASES if n in cases], expected_failures, on_result)
+            names = [n for n in CASES if n in cases]
+            return await _run_all(ctx, names, expected_failures, on_result, first_failure)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
         shutil.rmtree(pki, ignore_errors=True)
 
 
 async def _run_all(
-    ctx: Context, names: Sequence[str], expected_failures: Sequence[str], on_result: Callable[[Result], None]
+    ctx: Context,
+    names: Sequence[str],
+    expected_failures: Sequence[str],
+    on_result: Callable[[Result], None],
+    first_failure: bool,
 ) -> list[Result]:
     """Each case in turn; once the bot has failed to connect without ever having connected, the rest are not
     run (each would wait for it in vain) and say so."""
@@ -110,6 +118,8 @@ async def _run_all(
                 result = await run_case(ctx, name, name in expected_failures)
             results.append(result)
             on_result(result)
+            if first_failure and result.status == "fail":
+                break
     finally:
         await ctx.end_case(failed=True)
     return results

@@ -14,11 +14,11 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from skyjo_ref.checkbot import CASES, Result, check_bot, read_expected_failures, unknown_cases, write_json, write_junit
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import folder_from_cli, table_console
+from skyjo_ref.cli.plain import print_table
 from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
 from skyjo_ref.sandbox import SandboxUnavailable
 from skyjo_ref.tournament.config import ConfigError, load_config
@@ -143,17 +143,12 @@ def _progress(result: Result) -> None:
 
 
 def show(results: list[Result], spec: BotSpec, log_dir: Path) -> None:
-    """The terminal table: case, verdict, what was expected, what the bot did, its log."""
+    """The table: case, verdict, what was expected, what the bot did, its log (tab-separated off a terminal)."""
     console = table_console()
-    table = Table(title=f"check-bot {spec.name} ({spec.describe()})", title_justify="left")
-    for column in ("case", "result", "expected", "what the bot did", "log"):
-        table.add_column(column, overflow="fold")
-    colours = {"pass": "green", "FAIL": "red", "n/a": "dim", "expected fail": "yellow"}
-    for r in results:
-        colour = colours.get(r.verdict, "red")
-        shown_log = ", ".join(Path(p).name for p in r.log.split(", ") if p)
-        table.add_row(r.case, f"[{colour}]{r.verdict}[/]", escape(r.expected), escape(r.did), escape(shown_log))
-    console.print(table)
+    rows = [[r.case, r.verdict, r.expected, r.did, ", ".join(Path(p).name for p in r.log.split(", ") if p)]
+            for r in results]  # fmt: skip
+    columns = ("case", "result", "expected", "what the bot did", "log")
+    print_table(console, f"check-bot {spec.name} ({spec.describe()})", columns, rows, left=len(columns))
     bad = [r.case for r in results if not r.ok]
     passed = sum(r.status == "pass" for r in results)
     seconds = sum(r.seconds for r in results)
