@@ -157,3 +157,33 @@ def test_gate_check_fails_a_broken_candidate_in_seconds(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "failed check-bot case hello-first" in done.stderr and "sent reply first" in done.stderr
+
+
+def test_the_python_template_plays_the_reference_moves_on_every_conformance_vector(tmp_path: Path) -> None:
+    """The project new-bot writes makes the moves conformance/ records, decision by decision (views and matches)."""
+    import base64
+
+    from skyjo_bot import convert
+    from skyjo_bot.loader import load_bot
+    from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
+
+    def message(text: str) -> pb.PlayResponse:
+        return pb.PlayResponse.FromString(base64.b64decode(text))
+
+    def answer(start: str, request: str) -> str:
+        game = convert.game_start_from_proto(message(start).game_start)
+        return str(bot.decide(convert.decision_request_from_proto(message(request).decision, game)))
+
+    from skyjo_ref.newbot import new_bot
+
+    new_bot(tmp_path / "vectors-bot", "python")
+    bot = load_bot(str(tmp_path / "vectors-bot" / "bot.py"))
+    vectors = ROOT / "conformance"
+    views = json.loads((vectors / "views.json").read_text())["vectors"]
+    matches = [json.loads(p.read_text()) for p in sorted((vectors / "matches").glob("*.json"))]
+    assert views and matches
+    for vector in views:
+        assert answer(vector["game_start"], vector["request"]) == vector["reference"], vector["name"]
+    for match in matches:
+        for index, decision in enumerate(match["decisions"]):
+            assert answer(match["game_start"], decision["request"]) == decision["reference"], (match["name"], index)
