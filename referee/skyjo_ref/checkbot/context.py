@@ -272,11 +272,3 @@ def judge(reply: pb.DecisionReply, request: pb.DecisionRequest) -> Action:
 def log_paths(paths: list[str]) -> str:
     """The logs a case used, once each, in order."""
     return ", ".join(dict.fromkeys(p for p in paths if p))
-
-
-def under(folder: Path, path: str) -> str:
-    """A path shown relative to ``folder`` when it is inside it."""
-    try:
-        return str(Path(path).relative_to(folder))
-    except ValueError:
-        return path

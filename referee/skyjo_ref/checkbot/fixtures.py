@@ -57,12 +57,7 @@ def find_position(name: str, wanted: Callable[[View], bool], rules: Rules | None
     """The first position of a seeded greedy game where the seat to move's view satisfies ``wanted``."""
     greedy = GreedyBot()
     for seed in SEEDS:
-        game = Game(
-            players,
-            rules or Rules(),
-            seed=seed,
-            players=PLAYERS[:players] + tuple(f"greedy#{n}" for n in range(2, players)),
-        )
+        game = Game(len(PLAYERS), rules or Rules(), seed=seed, players=PLAYERS)
         while not game.over:
             seat = game.seat
             view = game.view(seat)
