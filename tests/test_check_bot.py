@@ -129,6 +129,7 @@ FAULTS = {
     "no-reconnect": ("reconnect-same-token", "exited with code 0"),
     "one-game": ("game-after-game", "closed its stream instead of answering"),
     "too-late": ("answer-in-time", "had not answered after 1500 ms"),
+    "flood": ("decision-draw-or-take", "replied with request_id 0"),  # and the scripted referee stays bounded
 }
 
 

@@ -1,7 +1,7 @@
 """A bot on raw gRPC stubs with one deliberate protocol fault, for check-bot's tests: ``broken_bot.py FAULT``.
 
 FAULT is one of: wrong-request-id, no-hello, index-outside, illegal-action, sigterm-ignored, no-reconnect,
-one-game, too-late, or none (no fault: plays index 0, reconnects with backoff, exits 0 on signals, 1 when refused).
+one-game, too-late, flood (hostile), or none (no fault: plays index 0, reconnects with backoff, exits 0 on signals, 1 when refused).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 
 FAULTS = (
     "none", "wrong-request-id", "no-hello", "index-outside", "illegal-action", "sigterm-ignored", "no-reconnect",
-    "one-game", "too-late",
+    "one-game", "too-late", "flood",
 )  # fmt: skip
 FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.ABORTED)
@@ -48,6 +48,9 @@ def session(addr: str, token: str) -> str:
         if FAULT == "no-hello":
             yield pb.PlayRequest(reply=pb.DecisionReply(request_id=0, index=0))
         yield pb.PlayRequest(hello=pb.Hello(name="broken", version=FAULT, protocol_version=1))
+        if FAULT == "flood":  # a hostile bot: replies nobody asked for, as fast as it can
+            for _ in range(200_000):
+                yield pb.PlayRequest(reply=pb.DecisionReply(request_id=0, index=0))
         while (message := outbox.get()) is not None:
             yield message
 

@@ -30,6 +30,8 @@ from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_ref.server.server import ServerConfig, grpc_server_options
 from skyjo_ref.server.tls import ServerTls
 
+#: Messages a bot may have sent that no case has read yet (a flood ends the stream, and memory stays bounded).
+MAX_UNREAD: Final = 1000
 #: The referee pings connections this often here (20 s in a league): a check sees a bot answer pings in seconds.
 PING_EVERY_MS: Final = 2_000
 
@@ -59,7 +61,6 @@ class Stream:
         self._inbox: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
         self._status: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
         self.gone = asyncio.Event()  # set once the call is over, whoever ended it
-        self.received: list[pb.PlayRequest] = []
 
     async def receive(self, timeout: float) -> pb.PlayRequest:
         """The bot's next message; :class:`StreamEnded` when its side ended, TimeoutError after ``timeout``."""
@@ -104,7 +105,9 @@ class Stream:
                 if message is grpc.aio.EOF:  # type: ignore[attr-defined]
                     break
                 request = pb.PlayRequest.FromString(message) if isinstance(message, bytes) else message
-                self.received.append(request)
+                if self._inbox.qsize() >= MAX_UNREAD:  # a flood: ended as the referee ends one
+                    self.end(grpc.StatusCode.RESOURCE_EXHAUSTED, f"over {MAX_UNREAD} messages left unread")
+                    break
                 self._inbox.put_nowait(request)
         except Exception as exc:  # a broken connection or bytes that do not decode: the bot's side is over
             del exc
