@@ -55,8 +55,8 @@ def check_bot_cmd(
     """Check a bot against the protocol's rules before it plays: exit 0 when every case passes (or fails as
     listed in --expect-fail), 1 when one does not, 2 on bad usage."""
     if list_cases:
-        for name, case in CASES.items():
-            typer.echo(f"{name}\t{case.rule}{'  [quick]' if case.quick else ''}")
+        for name in CASES:  # names alone, for scripts (docs/check-bot.md says what each checks)
+            typer.echo(name)
         return
     chosen = _cases(cases or [], quick)
     listed = _expected_failures(expect_fail)
