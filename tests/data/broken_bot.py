@@ -1,7 +1,8 @@
 """A bot on raw gRPC stubs with one deliberate protocol fault, for check-bot's tests: ``broken_bot.py FAULT``.
 
 FAULT is one of: wrong-request-id, no-hello, index-outside, illegal-action, sigterm-ignored, no-reconnect,
-one-game, too-late, flood (hostile), or none (no fault: plays index 0, reconnects with backoff, exits 0 on signals, 1 when refused).
+one-game, too-late, flood (hostile), or none (no fault: plays index 0, reconnects with backoff, exits 0
+on signals, 1 when refused).
 """
 
 from __future__ import annotations
