@@ -127,7 +127,7 @@ FAULTS = {
     "illegal-action": ("decision-swap-after-take", "played draw, which is not legal here"),
     "sigterm-ignored": ("sigterm-waiting", "was still running 3 s later"),
     "no-reconnect": ("reconnect-same-token", "exited with code 0"),
-    "one-game": ("game-after-game", "closed its stream instead of answering"),
+    "one-game": ("game-after-game", "closed its stream"),  # while waiting for a reply, or while sending
     "too-late": ("answer-in-time", "had not answered after 1500 ms"),
     "flood": ("decision-draw-or-take", "replied with request_id 0"),  # and the scripted referee stays bounded
 }

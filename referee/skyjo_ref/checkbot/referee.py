@@ -84,8 +84,8 @@ class Stream:
             raise StreamEnded("the stream is closed")
         try:
             await self._context.write(message)
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, RuntimeError) as exc:
-            raise StreamEnded(f"the stream is closed: {exc}") from None
+        except Exception as exc:  # grpc's errors for a call that is over vary (AioRpcError, ExecuteBatchError, ...)
+            raise StreamEnded(f"the stream is closed: {type(exc).__name__}") from None
 
     def end(self, code: grpc.StatusCode = grpc.StatusCode.OK, details: str = "") -> None:
         """End the call with ``code`` (OK: the referee ended the session)."""

@@ -17,7 +17,7 @@ from typing import Final, Literal
 from skyjo_ref.checkbot.cases import CASES
 from skyjo_ref.checkbot.context import CaseFailed, Context, NotApplicable, log_paths
 from skyjo_ref.checkbot.launch import Room
-from skyjo_ref.checkbot.referee import scripted_referee
+from skyjo_ref.checkbot.referee import StreamEnded, scripted_referee
 from skyjo_ref.players import BotSpec
 from skyjo_ref.sandbox import check_sandbox, share_socket
 from skyjo_ref.server.tls import ServerTls
@@ -134,6 +134,8 @@ async def run_case(ctx: Context, name: str, expected_fail: bool) -> Result:
             did = await case.run(ctx)
     except CaseFailed as failed:
         status, did, expected = "fail", failed.did, failed.expected
+    except StreamEnded:  # the bot left while the referee was still sending to it
+        status, did, expected = "fail", "closed its stream (or lost its connection) while the referee sent", case.rule
     except NotApplicable as why:
         status, did, expected = "n/a", str(why), case.rule
     except TimeoutError:
