@@ -128,7 +128,8 @@ FAULTS = {
     "sigterm-ignored": ("sigterm-waiting", "was still running 3 s later"),
     "no-reconnect": ("reconnect-same-token", "exited with code 0"),
     "one-game": ("game-after-game", "closed its stream"),  # while waiting for a reply, or while sending
-    "too-late": ("answer-in-time", "had not answered after 1500 ms"),
+    "too-late": ("answer-in-time", "had not answered after 2000 ms"),
+    "no-backoff": ("backoff", "reconnected after pauses of"),
     "flood": ("decision-draw-or-take", "replied with request_id 0"),  # and the scripted referee stays bounded
 }
 

@@ -1,7 +1,7 @@
 """A bot on raw gRPC stubs with one deliberate protocol fault, for check-bot's tests: ``broken_bot.py FAULT``.
 
 FAULT is one of: wrong-request-id, no-hello, index-outside, illegal-action, sigterm-ignored, no-reconnect,
-one-game, too-late, flood (hostile), or none (no fault: plays index 0, reconnects with backoff, exits 0
+one-game, too-late, flood (hostile), no-backoff, or none (no fault: plays index 0, reconnects with backoff, exits 0
 on signals, 1 when refused).
 """
 
@@ -20,7 +20,7 @@ from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 
 FAULTS = (
     "none", "wrong-request-id", "no-hello", "index-outside", "illegal-action", "sigterm-ignored", "no-reconnect",
-    "one-game", "too-late", "flood",
+    "one-game", "too-late", "flood", "no-backoff",
 )  # fmt: skip
 FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.ABORTED)
@@ -37,7 +37,7 @@ def reply(decision: pb.DecisionRequest) -> pb.PlayRequest:
         action = pb.Action(kind=pb.ACTION_KIND_REVEAL, pos=0) if draw_due else pb.Action(kind=pb.ACTION_KIND_DRAW)
         return pb.PlayRequest(reply=pb.DecisionReply(request_id=rid, action=action))
     if FAULT == "too-late":
-        time.sleep(2.5)  # thinks for a fixed time, whatever time_left_ms says
+        time.sleep(3.0)  # thinks for a fixed time, whatever time_left_ms says
     return pb.PlayRequest(reply=pb.DecisionReply(request_id=rid, index=0))
 
 
@@ -92,7 +92,8 @@ def main() -> int:
         if FAULT == "no-reconnect":
             print(f"stream lost ({outcome}); not reconnecting", file=sys.stderr)
             return 0
-        time.sleep(min(5.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0))  # the bot's own backoff
+        if FAULT != "no-backoff":
+            time.sleep(min(5.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0))  # the bot's own backoff
         attempt += 1
 
 
