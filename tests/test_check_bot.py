@@ -92,7 +92,7 @@ def test_the_minimal_sdk_bot_passes_every_case_with_json_and_junit_reports(tmp_p
     assert list(found) == list(CASES)
     not_passed = {name: c["did"] for name, c in found.items() if c["status"] != "pass"}
     assert not_passed == {}
-    assert "32 of 32 cases passed" in done.stdout.replace("\n", " ")
+    assert f"{len(CASES)} of {len(CASES)} cases passed" in done.stdout
     suite = ET.parse(tmp_path / "r.xml").getroot()
     assert suite.get("tests") == str(len(CASES)) and suite.get("failures") == "0"
     assert all(Path(c["log"].split(", ")[0]).is_file() for c in found.values())
@@ -179,3 +179,18 @@ def test_a_bot_that_never_connects_fails_fast_naming_its_output(tmp_path: Path) 
     found = results(tmp_path / "r.json")
     assert "exited with code 4" in found["hello-first"]["did"] and "no referee for me" in found["hello-first"]["did"]
     assert found["decision-draw-or-take"]["did"].startswith("not run: the bot never connected")
+
+
+def test_check_bot_imports_nothing_above_it() -> None:
+    """It sits beside the tournament and the gate (they call it), above execution: never the reverse."""
+    import skyjo_ref.checkbot
+    from test_execution_imports import imported_modules
+
+    folder = Path(skyjo_ref.checkbot.__file__).parent
+    wrong = [
+        f"{path.name}:{line}: {name}"
+        for path in sorted(folder.glob("*.py"))
+        for line, name in imported_modules(path, "skyjo_ref.checkbot")
+        if name.startswith(("skyjo_ref.tournament", "skyjo_ref.gate", "skyjo_ref.cli", "skyjo_ref.report"))
+    ]
+    assert wrong == []
