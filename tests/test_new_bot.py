@@ -187,3 +187,21 @@ def test_the_python_template_plays_the_reference_moves_on_every_conformance_vect
     for match in matches:
         for index, decision in enumerate(match["decisions"]):
             assert answer(match["game_start"], decision["request"]) == decision["reference"], (match["name"], index)
+
+
+def test_the_typescript_sdk_plugs_in_through_its_folder(tmp_path: Path) -> None:
+    """sdk/typescript/ (the SDK issue's) is a language with no change here: its template and its SDK, minus its
+    exclusions and build outputs, and the league's entry from its template.json (built and played in
+    tests/test_sdk_typescript.py; check-bot passes it: docs/check-bot.md)."""
+    from skyjo_ref.newbot import new_bot
+
+    name, language = new_bot(tmp_path / "ts-bot", "typescript")
+    out = tmp_path / "ts-bot"
+    spec = json.loads((language.folder / "template.json").read_text())
+    assert (name, language.name) == ("ts-bot", "typescript")
+    assert (out / "build").stat().st_mode & 0o111 and (out / "src" / "bot.ts").is_file()
+    copied = {p.name for p in (out / "skyjo-sdk").iterdir()}
+    assert {"package.json", "src"} <= copied
+    assert not copied & {"node_modules", "dist", "codegen", "template", "template.json"}
+    assert f"command: {json.dumps(spec['command'])}\n    cwd: ." in (out / "league.yaml").read_text()
+    assert "__BOT_NAME__" not in "".join(p.read_text() for p in out.rglob("*") if p.is_file() and p.suffix != ".json")
