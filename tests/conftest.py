@@ -27,9 +27,11 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 #: The files that take longest (measured with --durations=0, most first); the others follow in their usual order.
 SLOWEST_FIRST = (
     "test_tournament_run.py",
+    "test_check_bot.py",  # about 4 min on one loaded worker: 2 full check-bot runs, 10 fault runs (little CPU)
     "test_dask_executor.py",
     "test_dask_match.py",
     "test_gate_cli.py",
+    "test_new_bot.py",  # about 2 min: a project checked and played as its league runs it
     "test_sandbox.py",
     "test_sdk_go.py",
     "test_report.py",

@@ -328,6 +328,7 @@ class ManagedBot:
         keep_lines: int = 200,
         view: BotView | None = None,
         referee_env: Mapping[str, str] | None = None,
+        parent_pid: int | None = None,
     ) -> None:
         if not spec.managed:
             raise ValueError(f"{spec.kind} bot {spec.name!r} is not run as a process")
@@ -336,6 +337,7 @@ class ManagedBot:
         self.token = token
         self.view = view  # what it sees of the machine when it is isolated (the execution layer's bot pool builds it)
         self.referee_env = dict(referee_env or {})  # how to reach a running referee (its CA file for TLS)
+        self.parent_pid = parent_pid  # the SKYJO_PARENT_PID it watches (default: this process; check-bot: a stand-in)
         self.max_restarts = max_restarts
         self.log_path = log_path
         self.faults: list[ProcessFault] = []
@@ -377,7 +379,9 @@ class ManagedBot:
     async def _spawn(self) -> None:
         skyjo = {**self.referee_env, "SKYJO_ADDR": self.address, "SKYJO_TOKEN": self.token}
         if self.spec.sandbox.isolation != "strict":  # isolated, its PID namespace dies with the supervisor
-            skyjo["SKYJO_PARENT_PID"] = str(os.getpid())  # SDK bots exit when we are gone (see skyjo_bot.__main__)
+            skyjo["SKYJO_PARENT_PID"] = str(
+                self.parent_pid or os.getpid()
+            )  # SDK bots exit when we are gone (see skyjo_bot.__main__)
         if not self.spec.sandbox.has_network and not self.address.startswith("unix:"):
             raise OSError(f"bot {self.spec.name!r} has no network: it needs a unix: address, not {self.address}")
         plan = plan_for(self.spec.sandbox, self.spec.name, self.view) if sys.platform.startswith("linux") else None

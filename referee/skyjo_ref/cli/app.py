@@ -117,6 +117,8 @@ def _register_commands() -> None:
         "gate_cmd",
         "merge_cmd",
         "report_cmd",
+        "checkbot_cmd",
+        "newbot_cmd",
     ):
         importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
 

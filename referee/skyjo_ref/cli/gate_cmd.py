@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, TimeControl
 
+from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
@@ -214,6 +215,14 @@ def gate(
     executor_text: ExecutorOption = None,
     in_process: InProcessOption = False,
     isolation_text: IsolationOption = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Run check-bot's quick cases on each bot before the first game: a bot that breaks the protocol "
+            "fails the gate in seconds (exit 1), naming the case.",
+        ),
+    ] = False,
     players_given: Annotated[
         int | None,
         typer.Option(
@@ -294,6 +303,7 @@ def gate(
         shard=shard,
         players=players,
         field=field,
+        check=check,
     )
     backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
     store = _open_store(spec, new, stderr)
@@ -314,6 +324,9 @@ def gate(
                 result = _run(spec, store, on_update, observer, backend)
         finally:
             progress.stop()
+    except BotFailedCheck as exc:  # --check: a bot broke the protocol before any game was played
+        report.finish(observer.played, str(exc), errors.EXIT_CHECK_FAILED)
+        raise errors.UserError(str(exc), errors.EXIT_CHECK_FAILED) from None
     except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as for tournaments
         report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
         raise errors.Unfinished(f"{exc}; fix the bot and run the same command again") from None

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
 from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
@@ -168,6 +169,10 @@ def tournament(
         counter = _Counting(observer)
         try:
             summary = _run(runner.run(config, store, counter, backend=backend, concurrency=slots, shard=shard))
+        except BotFailedCheck as exc:  # check: quick found a protocol fault before any game: no game was played
+            observer.stop()
+            outputs.stopped(counter, str(exc), errors.EXIT_CHECK_FAILED)
+            raise errors.UserError(str(exc), errors.EXIT_CHECK_FAILED) from None
         except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as documented
             observer.stop()
             outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)

@@ -8,11 +8,13 @@ its store and reaches the verdict an uninterrupted run would.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from skyjo_ref.checkbot.before import check_before_play
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.gate.spec import GateSpec
 from skyjo_ref.gate.tracker import GateTracker
@@ -63,6 +65,12 @@ async def run_gate(
         return run
     done_keys = store.finished_keys()
     todo = [g for g in spec.games() if g.key not in done_keys and g.deal >= tracker.next_deal]
+    if spec.check and todo:  # a bot that breaks the protocol fails the gate in seconds, naming the case
+        rerun = lambda bot: f"skyjo-ref check-bot {shlex.quote(bot.text or bot.name)}"  # noqa: E731
+        bots = (spec.candidate, spec.baseline, *spec.field)
+        for note in await check_before_play(bots, spec.output / "check-bot", rerun):
+            if observer is not None:
+                observer.note(note)
     if backend is None:
         from skyjo_ref.execution.backend import referee_backend
 

@@ -101,6 +101,7 @@ class GateSpec:
     shard: Shard | None = None  # play only this shard's deals (see docs/gate.md, "Shards")
     players: int = 2  # seats at the table: the candidate and players - 1 copies of the baseline
     field: tuple[BotSpec, ...] = ()  # or the candidate, the baseline and these players - 2 bots
+    check: bool = False  # check-bot's quick cases on each bot before the first game (not part of the fingerprint)
 
     def __post_init__(self) -> None:
         if self.field and len(self.field) != self.players - 2:

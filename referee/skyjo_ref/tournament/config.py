@@ -28,6 +28,7 @@ from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeCon
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.checkbot.before import CHECK_LEVELS
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-exported: the config's referee part
 from skyjo_ref.execution.types import RoomConfig
@@ -80,6 +81,7 @@ TOP_KEYS: Final = (
     "limits",
     "network",
     "isolation",
+    "check",
     "bots",
 )
 RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed", "model", "interval", "resample")
@@ -127,6 +129,7 @@ class TournamentConfig:
     seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
     isolation_note: str | None = None  # why bots are not isolated, when the config did not say and cannot have it
+    check: str = "none"  # "quick": check-bot's quick cases on each bot with games to play, before they start
     sizes: tuple[int, ...] = ()  # several table sizes (players_per_game: [2, 3, 4]); () is players_per_game alone
 
     @property
@@ -382,6 +385,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         seed_secret_source=seed_secret_source,
         adaptive=adaptive,
         isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
+        check=_check_level(check, top.get("check", "none")),
     )
 
 
@@ -675,6 +679,14 @@ def _default_isolation(check: _Checker, top: Mapping[str, Any], referee: Referee
     if referee.address is not None and not referee.address.startswith("unix:"):
         return "none", f"bots are not isolated: the referee at {referee.address} is not on a unix: socket"
     return default_isolation()
+
+
+def _check_level(check: _Checker, raw: Any) -> str:
+    if raw not in CHECK_LEVELS:
+        raise check.fail(
+            ("check",), f"{raw!r}: expected one of {', '.join(CHECK_LEVELS)} (quick: check-bot's quick cases first)"
+        )
+    return str(raw)
 
 
 def _isolation(check: _Checker, raw: Any, path: Path_) -> Isolation:

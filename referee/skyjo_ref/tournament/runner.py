@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from skyjo_ref.checkbot.before import check_before_play
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
 from skyjo_ref.seating import block_size
@@ -158,6 +159,12 @@ async def run(
             summary.notes.append(rounds.describe())
         summary.seconds = time.monotonic() - started
         return summary
+    if config.check != "none":  # before any game: a bot that breaks the protocol stops the run in seconds
+        playing = {name for game in todo for name in game.seats}
+        bots = [config.bot(name) for name in sorted(playing)]
+        rerun = lambda bot: f"skyjo-ref check-bot {config.path} --bot {bot.name}"  # noqa: E731
+        for note in await check_before_play(bots, config.output / "check-bot", rerun):
+            observer.note(note)
     if backend is None:
         from skyjo_ref.execution.backend import referee_backend
 
