@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -11,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from sdk_harness import ROOT
+from skyjo_ref.newbot import new_bot
 
 SDK = ROOT / "sdk" / "go"
 TEMPLATE = SDK / "template"
@@ -33,16 +33,7 @@ def go_env() -> dict[str, str]:
 
 
 def new_go_bot(folder: Path, name: str) -> Path:
-    """The project `skyjo-ref new-bot FOLDER --lang go` writes: the template with the name filled in, and the
-    SDK (less what template.json excludes) in FOLDER/skyjo-sdk."""
-    exclude = set(json.loads((SDK / "template.json").read_text())["exclude"])
-    shutil.copytree(TEMPLATE, folder)
-    for path in sorted(folder.rglob("*"), reverse=True):
-        if path.is_file():
-            text = path.read_text()
-            if PLACEHOLDER in text:
-                path.write_text(text.replace(PLACEHOLDER, name))
-        if PLACEHOLDER in path.name:
-            path.rename(path.with_name(path.name.replace(PLACEHOLDER, name)))
-    shutil.copytree(SDK, folder / "skyjo-sdk", ignore=lambda _dir, names: [n for n in names if n in exclude])
+    """The project `skyjo-ref new-bot FOLDER --lang go` writes (the folder's last part is the bot's name)."""
+    assert folder.name == name
+    new_bot(folder, "go")
     return folder

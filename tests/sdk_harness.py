@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -273,3 +274,20 @@ class CuttableProxy:
 
         await asyncio.gather(pipe(bot_reader, ref_writer, False), pipe(ref_reader, bot_writer, True))
         self._writers -= {bot_writer, ref_writer}
+
+
+def check_bot(project: Path, timeout: float = 240) -> dict[str, Any]:
+    """``skyjo-ref check-bot PROJECT/league.yaml --bot NAME`` on a built new-bot project, as its README says to run
+    it: every case must pass (n/a where the league's isolation rules a case out); the JSON results."""
+    report = project / "check-bot.json"
+    league = str(project / "league.yaml")
+    done = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "check-bot", league, "--bot", project.name, "--json", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, f"check-bot failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+    results: dict[str, Any] = json.loads(report.read_text())
+    assert results["ok"] and sum(case["status"] == "pass" for case in results["cases"]) >= 25, results
+    return results

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from go_toolchain import SDK, TEMPLATE, go_env, new_go_bot
-from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, play_match, referee, start_bot
+from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, check_bot, play_match, referee, start_bot
 from skyjo_ref import records
 from skyjo_ref.match import SeatSpec
 from skyjo_ref.records import replay
@@ -310,3 +310,9 @@ def test_a_bot_stuck_in_decide_still_exits(stuck_bot: Path, how: str) -> None:
                 assert bot.bot.proc.returncode == 0, bot.bot.text()
 
     asyncio.run(main())
+
+
+@pytest.mark.timeout(300)
+def test_the_template_passes_check_bot_as_its_league_runs_it(go_bot: Path) -> None:
+    """The README's `skyjo-ref check-bot DIR/league.yaml --bot NAME`: every case passes."""
+    check_bot(go_bot.parent)

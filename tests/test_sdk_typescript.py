@@ -29,9 +29,10 @@ from typing import Any
 
 import pytest
 from file_lock import exclusive
-from sdk_harness import MINIMAL_BOT, CuttableProxy, autos, play_match, referee, start_bot
+from sdk_harness import MINIMAL_BOT, CuttableProxy, autos, check_bot, play_match, referee, start_bot
 from skyjo_ref import records
 from skyjo_ref.match import SeatSpec
+from skyjo_ref.newbot import new_bot
 from skyjo_ref.server import ServerTls
 from tls_pki import make_pki, plays, tls_referee
 
@@ -71,19 +72,9 @@ def sdk_dist() -> Path:
 
 
 def make_project(dest: Path, name: str) -> None:
-    """What ``skyjo-ref new-bot DEST --lang typescript`` writes: the template with its name filled in, and the SDK
-    (minus template.json's exclusions) in DEST/skyjo-sdk."""
-    spec = json.loads((SDK / "template.json").read_text())
-    shutil.copytree(SDK / "template", dest)
-    for path in sorted(dest.rglob("*"), reverse=True):
-        if path.is_file():
-            text = path.read_text()
-            if "__BOT_NAME__" in text:
-                path.write_text(text.replace("__BOT_NAME__", name))
-        if "__BOT_NAME__" in path.name:
-            path.rename(path.with_name(path.name.replace("__BOT_NAME__", name)))
-    shutil.copytree(SDK, dest / "skyjo-sdk", ignore=shutil.ignore_patterns(*spec["exclude"]))
-    shutil.copymode(SDK / "template" / "build", dest / "build")
+    """What ``skyjo-ref new-bot DEST --lang typescript`` writes (DEST's last part is the bot's name)."""
+    assert dest.name == name
+    new_bot(dest, "typescript")
 
 
 #: A bot whose decide throws in every game's first decision: the SDK must answer with an error reply.
@@ -434,3 +425,9 @@ def test_decide_that_throws_is_an_error_reply_naming_the_line(project: Path) -> 
             assert [a for a in autos(record)] and all(tag == "illegal" for _, _, tag in autos(record))
 
     asyncio.run(main())
+
+
+@pytest.mark.timeout(300)
+def test_the_template_passes_check_bot_as_its_league_runs_it(project: Path) -> None:
+    """The README's `skyjo-ref check-bot DIR/league.yaml --bot NAME`: every case passes."""
+    check_bot(project)
