@@ -290,6 +290,31 @@ async def _start_process(
     return asyncio.subprocess.Process(transport, protocol, loop)
 
 
+async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, int] | None:
+    """The next line (at most :data:`LINE_LIMIT` bytes of it) and how many bytes of it were dropped; None at
+    the end. A longer line is read on to its end and dropped past its start: the reader never dies of it
+    (``async for`` over a stream raises "Separator is found, but chunk is longer than limit")."""
+    head: bytes | None = None
+    cut = 0
+    while True:
+        try:
+            raw = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the end: a last line without its newline, or nothing
+            raw = exc.partial
+            if not raw and head is None:
+                return None
+        except asyncio.LimitOverrunError:
+            chunk = await reader.read(LINE_LIMIT)  # the buffered part of the long line
+            if head is None:
+                head = chunk
+            else:
+                cut += len(chunk)
+            continue
+        if head is None:
+            return raw, 0
+        return head, cut + len(raw)
+
+
 async def _ended(proc: asyncio.subprocess.Process) -> int:
     """The process's exit code, once it has exited (whoever still holds its output pipe)."""
     protocol = proc._protocol  # type: ignore[attr-defined]  # the Process of _start_process
@@ -426,11 +451,16 @@ class ManagedBot:
             retire_group(plan.cgroup)
 
     async def _pump(self, proc: asyncio.subprocess.Process) -> None:
+        """Keep the process's output (its last lines, and its log), line by line, until it ends: a line longer
+        than :data:`LINE_LIMIT` is cut in the log with a note, and the pipe is drained on (the bot plays on)."""
         assert proc.stdout is not None
         sink = self.log_path.open("a", encoding="utf-8") if self.log_path is not None else None
         try:
-            async for raw in proc.stdout:
+            while (read := await _read_line(proc.stdout)) is not None:
+                raw, cut = read
                 line = raw.decode("utf-8", "replace").rstrip("\n")
+                if cut:
+                    line += f" [line cut: {cut} more bytes not kept; lines are kept up to {LINE_LIMIT} bytes]"
                 self._lines.append(line)
                 if sink is not None:
                     sink.write(line + "\n")
