@@ -35,6 +35,7 @@ from typing import Final, Literal
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.safetext import printable
 from skyjo_ref.sandbox import (
     BotView,
     Sandbox,
@@ -210,14 +211,14 @@ class ProcessFault:
     limit: str | None = None  # the sandbox limit it hit ("CPU limit 2 s"), if any
 
     def describe(self) -> str:
-        line = telling_line(self.output)[:200]
+        line = printable(telling_line(self.output))[:200]  # bot text, shown on terminals: no escape sequences
         if self.limit is not None:
             return f"killed: {self.limit} ({describe_returncode(self.returncode)} after {self.after_s:.1f} s): {line}"
         return f"exited with code {self.returncode} after {self.after_s:.1f} s: {line}"
 
     def tail(self, lines: int = 12) -> list[str]:
         """Its last output lines (up to ``lines``), to show under the one-line description."""
-        return self.output.rstrip().splitlines()[-lines:]
+        return printable(self.output).rstrip().splitlines()[-lines:]
 
 
 #: Lines that say why a program died: a Python or Node exception, a Go panic, a Rust panic, a C++ terminate.
