@@ -165,7 +165,7 @@ class BotPool:
                 hidden=tuple(
                     p for p in (*self._hidden, *others) if not any(p == o or o.is_relative_to(p) for o in own)
                 ),
-                cwd=spec.cwd
+                cwd=_real(spec.cwd)  # where its folder is mounted: reached through a link above it, the link's target
                 if spec.cwd is not None and files.root is not None and inside(spec.cwd, files.root)
                 else files.root,
                 tmp_mb=limits.file_size_mb + 1 if limits.file_size_mb is not None else DEFAULT_TMP_MB,
