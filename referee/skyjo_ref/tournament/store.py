@@ -358,7 +358,7 @@ class Store:
                     self.db.execute("ROLLBACK")
                 waited = time.monotonic() - started
                 if self._give_up.is_set() or waited >= self.lock_wait_s:
-                    why = "as the run was stopped" if self._give_up.is_set() else f"for {waited:.0f} s"
+                    why = "as the run was stopped" if self._give_up.is_set() else f"for {self.lock_wait_s:g} s"
                     raise StoreLocked(
                         f"the store {self.db_path} is still locked by {lock_holder(self.db_path)} {why}: "
                         "stop that process (or let it finish), then run the same command again"
@@ -366,7 +366,7 @@ class Store:
                 if not self._waited and self.on_wait is not None:
                     self.on_wait(
                         f"the store {self.db_path} is locked by {lock_holder(self.db_path)}: waiting for it to "
-                        f"be released (at most {self.lock_wait_s:.0f} s)"
+                        f"be released (at most {self.lock_wait_s:g} s)"
                     )
                 self._waited = True
 
