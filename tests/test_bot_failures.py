@@ -263,3 +263,44 @@ def test_an_illegal_action_the_sdk_refuses_is_blamed_on_the_bot_s_line_and_says_
         r"swapper: first failure in game 1, round 1, swap_or_reveal: .*; the referee played (.+?) instead", message
     )
     assert played is not None and re.fullmatch(r"reveal \d+", played.group(1)), message
+
+
+ESCAPING = textwrap.dedent(
+    """\
+    import os, sys
+    from skyjo_bot import Bot
+
+
+    class Escapes(Bot):
+        def decide(self, view):
+            if os.environ.get("ESCAPE_CRASH"):
+                sys.stderr.write("ValueError: \\x1b]0;pwned\\x07\\x1b[2J\\x1b[1Acrashed\\r\\u202eevil\\n")
+                sys.stderr.flush()
+                os._exit(3)
+            raise ValueError("\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\\x1b[0m\\x08\\rboom\\u202e")
+    """
+)
+
+
+@pytest.mark.parametrize("crash", [False, True])
+def test_a_bots_escape_sequences_never_reach_the_terminal(tmp_path: Path, crash: bool) -> None:
+    """A bot's exception text (the first-failure note) and its crash output (the crash's line and tail) are shown
+    without escape sequences or control characters: a bot cannot retitle, clear or rewrite the operator's
+    terminal."""
+    bot = tmp_path / "escapes.py"
+    bot.write_text(ESCAPING, encoding="utf-8")
+    spec = f"cmd:{sys.executable} -m skyjo_bot run {bot}" if crash else str(bot)
+    env = {**os.environ, "COLUMNS": "200", "ESCAPE_CRASH": "1" if crash else ""}
+    out = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "match", spec, "greedy", "--games", "1", "--seed", "1"],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    shown = out.stdout + out.stderr
+    assert ("crashed" if crash else "boom") in shown, shown
+    bad = sorted({hex(ord(ch)) for ch in shown if (ord(ch) < 32 and ch not in "\n\t") or 0x7F <= ord(ch) <= 0x9F})
+    assert bad == [] and "\u202e" not in shown, bad

@@ -110,14 +110,14 @@ def test_a_store_locked_by_another_process_is_waited_for_with_one_line(tmp_path:
     seen = []
     for line in run.stderr:  # the run says it waits (then the test lets it go on)
         seen.append(line)
-        if "locked by another process" in line:
+        if f"locked by process PID {holder.proc.pid} (" in line:  # the holder named
             break
     holder.release()
     _, err = run.communicate(timeout=120)
     err = "".join(seen) + err
     assert run.returncode == 0, err
-    waiting = [line for line in err.splitlines() if "locked by another process" in line]
-    assert len(waiting) == 1 and "waiting for it to be released" in waiting[0], err
+    waiting = [line for line in err.splitlines() if f"locked by process PID {holder.proc.pid}" in line]
+    assert len(waiting) == 1 and "waiting for it to be released (at most 60 s)" in waiting[0], err
     assert "internal error" not in err and "Traceback" not in err
     assert "12 games played" in one_line(err)  # the second deal of the 6 tables, both seatings
 

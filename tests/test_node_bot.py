@@ -129,3 +129,12 @@ def test_node_bot_in_a_tournament_against_python_bots(tmp_path: Path) -> None:
         record = records.load(file)
         autos = [a for rnd in record["rounds"] for a in rnd["actions"] if "auto" in a]
         assert autos == [], f"{file.name}: the referee played for a bot: {autos[:3]}"
+
+
+def test_the_node_bots_copy_of_the_proto_is_the_repositorys() -> None:
+    """The Node bot loads the protocol from its own folder (an isolated bot sees only that folder): the copy
+    must be the repository's protocol, byte for byte (after a change: cp proto/skyjo/v1/skyjo.proto
+    examples/node/proto/skyjo/v1/)."""
+    copy = NODE_DIR / "proto" / "skyjo" / "v1" / "skyjo.proto"
+    assert copy.read_bytes() == (NODE_DIR.parents[1] / "proto" / "skyjo" / "v1" / "skyjo.proto").read_bytes()
+    assert "'..', '..', 'proto'" not in (NODE_DIR / "bot.js").read_text(encoding="utf-8")

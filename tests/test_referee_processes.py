@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import gc
 import os
+import sqlite3
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -319,3 +321,53 @@ def test_a_bot_whose_watcher_is_cut_short_leaves_no_transport_to_the_garbage_col
     os.kill(child, 9)  # the child that left the bot's process group (no cgroup here to take it)
     gc.collect()  # what asyncio left behind is collected now, after its loop has closed
     assert unraisable == []
+
+
+LOUD_BOT = textwrap.dedent(
+    """
+    import sys
+    from skyjo_bot import Action, Bot, View
+
+    class Loud(Bot):
+        \"\"\"At its first decision, one 1 MB line on stdout and one on stderr; then legal moves.\"\"\"
+
+        said = False
+
+        def decide(self, view: View) -> Action:
+            if not self.said:
+                print("x" * 1_000_000, flush=True)
+                print("y" * 1_000_000, file=sys.stderr, flush=True)
+                print("after the long lines", flush=True)
+                self.said = True
+            return view.legal_actions[0]
+    """
+)
+
+
+def test_a_bot_that_writes_a_1_mb_line_plays_on_with_no_strike_and_its_log_cut(tmp_path: Path) -> None:
+    """The referee's reader of a bot's output once died on a line over 64 KiB ("Separator is found, but chunk
+    is longer than limit"): nobody drained the pipe, the bot blocked and was forfeited for timeouts."""
+    (tmp_path / "loud.py").write_text(LOUD_BOT, encoding="utf-8")
+    (tmp_path / "league.yaml").write_text(
+        "name: loud\nplayers_per_game: 2\ndeals: 1\nseed: 4\nconcurrency: 1\noutput: out\n"
+        "time_control: {decision_ms: 5000, max_strikes: 1}\nrating: {bootstrap: 0}\nbots:\n"
+        "  - {name: random, builtin: random}\n  - {name: loud, python: loud.py}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "tournament", "league.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "longer than limit" not in done.stderr, done.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        seats = db.execute("SELECT strikes, forfeit FROM seats WHERE bot = 'loud'").fetchall()
+        faults = db.execute("SELECT kind, detail FROM faults").fetchall()
+    assert seats == [(0, 0), (0, 0)] and faults == [], (seats, faults)
+    logs = "".join(path.read_text(encoding="utf-8") for path in (tmp_path / "out" / "logs").glob("loud-*.log"))
+    cut = [line for line in logs.splitlines() if "[line cut: " in line]
+    assert len(cut) >= 2 and all(len(line) < 70_000 for line in cut), [line[-120:] for line in cut]
+    assert "after the long lines" in logs

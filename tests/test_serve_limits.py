@@ -6,6 +6,7 @@ A real `serve` process, raw TCP sockets and a real SDK bot; the throttle against
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -132,6 +133,76 @@ def test_idle_connections_do_not_shut_a_real_bot_out_and_are_closed_by_the_hands
             assert all(map(_open, socks)), "the idle connections were closed before the handshake deadline"
         assert '"games": 1' in played.stdout or '"games":1' in played.stdout, played.stdout[:2000]
         assert len(_wait_closed(socks, len(socks))) == len(socks)
+        assert serve.poll() is None
+    finally:
+        for sock in socks:
+            sock.close()
+        if bot is not None:
+            bot.terminate()
+            bot.wait(timeout=60)
+        _stop(serve)
+
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+PING, SETTINGS, ACK = 6, 4, 1
+
+
+def _frame(kind: int, flags: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + (0).to_bytes(4, "big") + payload
+
+
+def _h2_connections(address: str, count: int) -> list[socket.socket]:
+    """Connections that speak HTTP/2 as a client does (the preface and SETTINGS) and never make a call."""
+    socks = _open_idle(address, count)
+    for sock in socks:
+        sock.sendall(PREFACE + _frame(SETTINGS, 0))
+    return socks
+
+
+def _answer_until_closed(socks: list[socket.socket]) -> float:
+    """Answer the server's SETTINGS and PINGs on each connection (ignoring its GOAWAY, as a hostile client
+    does) until the server has closed every one; how long that took. Bounded by CLOSED_HUNG_S."""
+    started = time.monotonic()
+    buffers = {sock: b"" for sock in socks}
+    while buffers:
+        left = started + CLOSED_HUNG_S - time.monotonic()
+        assert left > 0, f"{len(buffers)} of {len(socks)} connections that made no call are still open"
+        for sock in select.select(list(buffers), [], [], min(left, 5.0))[0]:
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                del buffers[sock]
+                continue
+            buffer = buffers[sock] + data
+            while len(buffer) >= 9 and len(buffer) >= 9 + int.from_bytes(buffer[:3], "big"):
+                size, kind, flags = int.from_bytes(buffer[:3], "big"), buffer[3], buffer[4]
+                payload, buffer = buffer[9 : 9 + size], buffer[9 + size :]
+                with contextlib.suppress(OSError):
+                    if kind == PING and not flags & ACK:
+                        sock.sendall(_frame(PING, ACK, payload))
+                    elif kind == SETTINGS and not flags & ACK:
+                        sock.sendall(_frame(SETTINGS, ACK))
+            buffers[sock] = buffer
+    return time.monotonic() - started
+
+
+def test_connections_that_speak_http2_but_make_no_call_are_closed_by_the_handshake_deadline() -> None:
+    """Preface, SETTINGS, pings answered, no call: before, such connections held every slot of the cap until
+    the 5-minute idle close, and a real bot got UNAVAILABLE all along. Now a connection with no call open is
+    closed after the handshake deadline, so a bot shut out by the cap gets in once the deadline has passed."""
+    cap = 20
+    serve, address = _serve("--handshake-timeout-ms", "2000", "--max-connections", str(cap))
+    socks: list[socket.socket] = []
+    bot = None
+    try:
+        socks = _h2_connections(address, cap)  # every slot of the cap
+        bot = _start_bot(address)  # shut out at first: it retries with backoff
+        took = _answer_until_closed(socks)
+        assert took < CLOSED_HUNG_S
+        played = _play_one(address)
+        assert played.returncode == 0, played.stderr
         assert serve.poll() is None
     finally:
         for sock in socks:

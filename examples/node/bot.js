@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A Skyjo bot in Node.js for the skyjo-ref referee.
 //
-// It loads ../../proto/skyjo/v1/skyjo.proto at run time (no generated code),
+// It loads proto/skyjo/v1/skyjo.proto (a copy of the repository's, in its own folder:
+// an isolated bot sees only its folder) at run time (no generated code),
 // connects to SKYJO_ADDR with the bearer token SKYJO_TOKEN, says Hello, and
 // plays game after game until the referee ends the session or it gets SIGTERM.
 // When the stream drops it reconnects with exponential backoff and jitter;
@@ -23,7 +24,7 @@ const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const PROTO_ROOT = path.resolve(__dirname, '..', '..', 'proto');
+const PROTO_ROOT = path.resolve(__dirname, 'proto');  // tests/test_node_bot.py keeps it equal to ../../proto
 const PROTOCOL_VERSION = 1;
 const BOT_NAME = process.env.SKYJO_BOT_NAME || 'node-lowcards';
 const BOT_VERSION = '1.0.0';

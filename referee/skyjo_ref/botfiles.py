@@ -15,6 +15,14 @@ version (docs/sandbox.md, docs/tournaments.md):
 
 Never the config's folder as a whole for a Python bot; the store, the records
 and the logs are hidden by the sandbox even when they lie under a root.
+
+Links: an isolated bot's files stay in its folder after every link is resolved
+(:func:`check_links`). A link that leads out of it (to ``/etc/shadow``, a secret,
+the store, the referee's package) refuses the bot before any game; the only
+links out that are let through lead into what every isolated bot sees anyway
+(the system's ``/usr`` and the Python runtime, e.g. a virtual environment's
+``bin/python``), and never to a hidden path. What is mounted or copied for a
+bot is then the link's target inside its folder, never followed further.
 """
 
 from __future__ import annotations
@@ -23,16 +31,22 @@ import ast
 import hashlib
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from skyjo_ref.players import BotSpec
+from skyjo_ref.sandbox import python_runtime, referee_code
 
 #: Folder names a root's digest skips: caches and version control, which change without the bot changing.
 SKIPPED_DIRS: Final = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 SKIPPED_SUFFIXES: Final = (".pyc", ".pyo")
+
+
+class BotLinkError(ValueError):
+    """A link among an isolated bot's files that leads out of its folder (or to a hidden path); the message
+    names the link and where it points."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +81,67 @@ class BotFiles:
             h.update(f"{len(rel)}:{rel}:{len(data)}:".encode())
             h.update(data)
         return "sha256:" + h.hexdigest()
+
+
+def bot_folder(spec: BotSpec) -> Path | None:
+    """The folder an isolated bot's files must stay in: its root, a command bot's working folder, a Python
+    file's folder; None for a bot with no files of its own (a module installed in the environment)."""
+    files = bot_files(spec)
+    if files.root is not None:
+        return files.root
+    return files.files[0].parent if files.files else None
+
+
+def check_links(spec: BotSpec, *, hidden: Sequence[Path] = ()) -> None:
+    """For an isolated bot: refuse (:class:`BotLinkError`) a link among its files that leads out of its folder,
+    unless into what every isolated bot sees anyway (``/usr``, the Python runtime), or that leads to or over a
+    ``hidden`` path (the store, the output folder, the config, the seed secret; the referee's code always).
+    A bot that is not isolated reads what its user may: its links are not checked."""
+    if not spec.managed or spec.sandbox.isolation != "strict":
+        return
+    folder = bot_folder(spec)
+    if folder is None:
+        return
+    files = bot_files(spec)
+    hidden_real = [Path(os.path.realpath(h)) for h in (*hidden, referee_code())]
+    shared_real = [Path(os.path.realpath(s)) for s in (Path("/usr"), *python_runtime())]
+    for link in _links(files, folder):
+        target = Path(os.path.realpath(link))
+        near_hidden = any(target.is_relative_to(h) or h.is_relative_to(target) for h in hidden_real)
+        if near_hidden:
+            raise BotLinkError(
+                f"bot {spec.name!r}: {link} is a link to {target}, which the run keeps out of every bot's view "
+                "(the store, the output, the config or a secret): remove the link"
+            )
+        if not target.is_relative_to(folder) and not any(target.is_relative_to(s) for s in shared_real):
+            raise BotLinkError(
+                f"bot {spec.name!r}: {link} is a link to {target}, outside the bot's folder {folder}: "
+                "an isolated bot's files must stay in its folder (copy the file in, or remove the link)"
+            )
+
+
+def _links(files: BotFiles, folder: Path) -> Iterator[Path]:
+    """Every link among the bot's files: under its root (links to folders are not walked into), or on the way
+    from the folder to each of its single files (``pkg -> /elsewhere`` for ``pkg/mod.py``)."""
+    if files.root is not None:
+        for here, dirs, names in os.walk(files.root):
+            for name in (*dirs, *names):
+                if (Path(here) / name).is_symlink():
+                    yield Path(here) / name
+        return
+    seen: set[Path] = set()
+    for file in files.files:
+        try:
+            parts = file.relative_to(folder).parts
+        except ValueError:  # pragma: no cover - local_imports finds files under the folder only
+            yield file
+            continue
+        path = folder
+        for part in parts:
+            path = path / part
+            if path not in seen and path.is_symlink():
+                seen.add(path)
+                yield path
 
 
 def bot_files(spec: BotSpec) -> BotFiles:

@@ -35,6 +35,7 @@ from typing import Final, Literal
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.safetext import printable
 from skyjo_ref.sandbox import (
     BotView,
     Sandbox,
@@ -210,14 +211,14 @@ class ProcessFault:
     limit: str | None = None  # the sandbox limit it hit ("CPU limit 2 s"), if any
 
     def describe(self) -> str:
-        line = telling_line(self.output)[:200]
+        line = printable(telling_line(self.output))[:200]  # bot text, shown on terminals: no escape sequences
         if self.limit is not None:
             return f"killed: {self.limit} ({describe_returncode(self.returncode)} after {self.after_s:.1f} s): {line}"
         return f"exited with code {self.returncode} after {self.after_s:.1f} s: {line}"
 
     def tail(self, lines: int = 12) -> list[str]:
         """Its last output lines (up to ``lines``), to show under the one-line description."""
-        return self.output.rstrip().splitlines()[-lines:]
+        return printable(self.output).rstrip().splitlines()[-lines:]
 
 
 #: Lines that say why a program died: a Python or Node exception, a Go panic, a Rust panic, a C++ terminate.
@@ -288,6 +289,31 @@ async def _start_process(
         start_new_session=os.name == "posix",
     )
     return asyncio.subprocess.Process(transport, protocol, loop)
+
+
+async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, int] | None:
+    """The next line (at most :data:`LINE_LIMIT` bytes of it) and how many bytes of it were dropped; None at
+    the end. A longer line is read on to its end and dropped past its start: the reader never dies of it
+    (``async for`` over a stream raises "Separator is found, but chunk is longer than limit")."""
+    head: bytes | None = None
+    cut = 0
+    while True:
+        try:
+            raw = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the end: a last line without its newline, or nothing
+            raw = exc.partial
+            if not raw and head is None:
+                return None
+        except asyncio.LimitOverrunError:
+            chunk = await reader.read(LINE_LIMIT)  # the buffered part of the long line
+            if head is None:
+                head = chunk
+            else:
+                cut += len(chunk)
+            continue
+        if head is None:
+            return raw, 0
+        return head, cut + len(raw)
 
 
 async def _ended(proc: asyncio.subprocess.Process) -> int:
@@ -430,11 +456,16 @@ class ManagedBot:
             retire_group(plan.cgroup)
 
     async def _pump(self, proc: asyncio.subprocess.Process) -> None:
+        """Keep the process's output (its last lines, and its log), line by line, until it ends: a line longer
+        than :data:`LINE_LIMIT` is cut in the log with a note, and the pipe is drained on (the bot plays on)."""
         assert proc.stdout is not None
         sink = self.log_path.open("a", encoding="utf-8") if self.log_path is not None else None
         try:
-            async for raw in proc.stdout:
+            while (read := await _read_line(proc.stdout)) is not None:
+                raw, cut = read
                 line = raw.decode("utf-8", "replace").rstrip("\n")
+                if cut:
+                    line += f" [line cut: {cut} more bytes not kept; lines are kept up to {LINE_LIMIT} bytes]"
                 self._lines.append(line)
                 if sink is not None:
                     sink.write(line + "\n")

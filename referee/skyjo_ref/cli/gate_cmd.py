@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, TimeControl
 
+from skyjo_ref.botfiles import BotLinkError, check_links
 from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
@@ -88,6 +89,10 @@ def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSp
         spec = dataclasses.replace(spec, in_process=True)
     if spec.managed:
         spec = dataclasses.replace(spec, sandbox=dataclasses.replace(spec.sandbox, isolation=isolation))
+    try:  # before any game: an isolated bot's links stay in its folder
+        check_links(spec)
+    except BotLinkError as exc:
+        raise errors.UserError(f"{role}: {exc}") from None
     if spec.kind == "remote":
         raise errors.UserError(
             f"{role} {text!r}: the gate starts its bots itself; remote bots are not supported yet: "

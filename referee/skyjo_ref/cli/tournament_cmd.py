@@ -51,7 +51,7 @@ from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_conf
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.shard import Shard, ShardError
-from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError
+from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError, StoreLocked
 from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
 from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
@@ -74,6 +74,8 @@ def open_writer(folder: Path, stderr: Console) -> Store:
         return Store(folder, writer=True, on_wait=waiting_note(stderr))
     except StoreBusy as exc:
         raise errors.Busy(str(exc)) from None
+    except StoreLocked as exc:  # another process held the database's lock too long: nothing is wrong with the input
+        raise errors.Unfinished(str(exc)) from None
     except StoreError as exc:
         raise errors.UserError(str(exc)) from None
 

@@ -161,42 +161,48 @@ async def play_games(
     commits = asyncio.create_task(writer())
     cancelled = False
     failure: BaseException | None = None
+    # a writer that waits for a lock another process holds (the tournament's store) stops waiting once the run
+    # is stopped: Ctrl-C must stop a run whoever holds the lock (the commits that meet no lock go on)
+    give_up: Callable[[], None] = getattr(store, "give_up_waiting", lambda: None)
     try:
         await first_failure(players, watch=commits)
     except asyncio.CancelledError:
         cancelled = True
+        give_up()
     except Exception as exc:
         failure = exc
     for task in players:
         task.cancel()
     ended = asyncio.gather(*players, return_exceptions=True)
-    cancelled = await _wait_through_cancellation(ended) or cancelled
+    cancelled = await _wait_through_cancellation(ended, give_up) or cancelled
     players_done = True
     arrived.set()
     # the writer commits what is waiting; it is never cancelled (a commit in a thread cannot be)
-    cancelled = await _wait_through_cancellation(commits) or cancelled
+    cancelled = await _wait_through_cancellation(commits, give_up) or cancelled
     if waiting:  # the writer failed: what it did not reach is still committed (its error, if any, comes second)
         leftover = asyncio.create_task(asyncio.to_thread(store.add_games, waiting[:]))
-        cancelled = await _wait_through_cancellation(leftover) or cancelled
+        cancelled = await _wait_through_cancellation(leftover, give_up) or cancelled
         if not leftover.cancelled():
             leftover.exception()  # retrieved: the first failure is the one raised
     writer_failure = None if commits.cancelled() else commits.exception()
+    if cancelled and failure is None:  # stopped: a commit the stop gave up on (a lock held) does not hide the stop
+        raise asyncio.CancelledError
     failure = failure or writer_failure
     if failure is not None:
         raise failure
-    if cancelled:
-        raise asyncio.CancelledError
     return committed
 
 
-async def _wait_through_cancellation(task: asyncio.Future[Any]) -> bool:
-    """Wait for ``task`` (which only its owner cancels) to end even if the caller is cancelled; whether it was."""
+async def _wait_through_cancellation(task: asyncio.Future[Any], on_cancel: Callable[[], None]) -> bool:
+    """Wait for ``task`` (which only its owner cancels) to end even if the caller is cancelled (then
+    ``on_cancel()``); whether it was."""
     cancelled = False
     while not task.done():
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
             cancelled = True
+            on_cancel()
         except Exception:
             pass  # the task's own failure: its owner reads it
     return cancelled

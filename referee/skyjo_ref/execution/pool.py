@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
 
-from skyjo_ref.botfiles import BotFiles, bot_files
+from skyjo_ref.botfiles import BotFiles, BotLinkError, bot_files, check_links
 from skyjo_ref.execution.types import BotCannotRun, FaultLog, Notes, RunUnfinished
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.sandbox import BotView, protect_referee, python_runtime, readable_by_all, referee_code
@@ -144,6 +144,10 @@ class BotPool:
         if spec.sandbox.isolation != "strict":
             return None
         if spec.name not in self._views:
+            try:  # checked before any game by the config and the gate; here again, whoever built the spec
+                check_links(spec, hidden=self._hidden)
+            except BotLinkError as exc:
+                raise RunUnfinished(str(exc)) from None
             files = bot_files(spec)
             staged = self._readable(spec, files)
             named = _command_files(spec)
@@ -161,7 +165,7 @@ class BotPool:
                 hidden=tuple(
                     p for p in (*self._hidden, *others) if not any(p == o or o.is_relative_to(p) for o in own)
                 ),
-                cwd=spec.cwd
+                cwd=_real(spec.cwd)  # where its folder is mounted: reached through a link above it, the link's target
                 if spec.cwd is not None and files.root is not None and inside(spec.cwd, files.root)
                 else files.root,
                 tmp_mb=limits.file_size_mb + 1 if limits.file_size_mb is not None else DEFAULT_TMP_MB,
@@ -175,7 +179,7 @@ class BotPool:
         are; mounted alone, the folders above them do not matter."""
         own = _paths(files)
         if os.geteuid() != 0 or all(readable_by_all(p) for p in own):
-            return [(p, p) for p in own]
+            return [(_real(p), p) for p in own]  # a link's target (in the folder: check_links), never further
         stage = Path(tempfile.mkdtemp(prefix=f"skyjo-ref-{spec.name}-"))
         self._staged.append(stage)
         binds: list[tuple[Path, Path]] = []
@@ -183,9 +187,9 @@ class BotPool:
             copy = stage / str(number) / path.name
             copy.parent.mkdir()
             if path.is_dir():
-                shutil.copytree(path, copy, symlinks=True)
+                shutil.copytree(path, copy, symlinks=True)  # links stay links: resolved inside the bot's view
             else:
-                shutil.copy2(path, copy)
+                shutil.copy2(_real(path), copy)  # a link's target, in the bot's folder (check_links)
             binds.append((copy, path))
         for folder, _, names in os.walk(stage):
             os.chmod(folder, 0o755)
@@ -417,6 +421,10 @@ class BotPool:
         kind = kind or ("crash" if fault.limit is None else "limit")
         self.store.add_fault(worker.bot, kind, detail + stored_end, worker.game_key)
         self.observer.note(f"bot {worker.bot}: {detail}{told_end}")
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 def inside(path: Path, folder: Path) -> bool:

@@ -28,6 +28,7 @@ from skyjo_ref.match.spec import SUBSTITUTE_BOT, MatchSpec, SeatSpec
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules import Dealer, Game, SeededDealer
 from skyjo_ref.rules.engine import DRAW
+from skyjo_ref.safetext import printable
 
 log = logging.getLogger(__name__)
 
@@ -226,8 +227,8 @@ class GameRunner:
             **self._where(),
             "request_id": request_id,
             "reason": reason,
-            "answered": answered,
-            "detail": detail,
+            "answered": printable(answered),  # bot text, later shown on terminals: no escape sequences
+            "detail": printable(detail),
             "played": str(played) if played is not None else None,
             "strikes": st.strikes,
         }

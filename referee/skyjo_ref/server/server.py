@@ -75,8 +75,6 @@ TOKEN_IDLE_MS: Final = 60_000
 TOKEN_UNUSED_MS: Final = 24 * 3600 * 1000
 #: A connection that has not finished its TLS handshake and sent the HTTP/2 preface by then is closed.
 HANDSHAKE_TIMEOUT_MS: Final = 10_000
-#: A connection with no call open for this long is closed (a client opens a new one when it needs it).
-CONNECTION_IDLE_MS: Final = 5 * 60_000
 #: Calls open at once on one connection (a bot needs one; a tournament's MatchService client one per game).
 MAX_STREAMS_PER_CONNECTION: Final = 1024
 
@@ -242,7 +240,9 @@ def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
     Against connections that never speak (thousands of them shut real bots out
     before): a connection must finish its handshake and send the HTTP/2 preface
     within ``handshake_timeout_ms`` (grpc's default is 120 s), one with no call
-    open is closed after :data:`CONNECTION_IDLE_MS`, and past ``max_connections``
+    open is closed after the same deadline (a connection that speaks HTTP/2 and
+    answers pings but makes no call, or no more, would else hold a slot of the cap:
+    a client opens a new connection when it needs one), and past ``max_connections``
     new connections are closed at once, so the referee keeps descriptors for its
     own files and bots whatever the network does.
 
@@ -264,7 +264,7 @@ def grpc_server_options(config: ServerConfig) -> list[tuple[str, int]]:
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
         ("grpc.server_handshake_timeout_ms", config.handshake_timeout_ms),
-        ("grpc.max_connection_idle_ms", CONNECTION_IDLE_MS),
+        ("grpc.max_connection_idle_ms", config.handshake_timeout_ms),
         ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
         (
             "grpc.max_allowed_incoming_connections",

@@ -27,6 +27,7 @@ from skyjo_bot.address import check_address
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
+from skyjo_ref.botfiles import BotLinkError, check_links
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.checkbot.before import CHECK_LEVELS
 from skyjo_ref.execution.executor import Executor, ExecutorError
@@ -127,6 +128,7 @@ class TournamentConfig:
     adaptive: AdaptiveSettings = field(default_factory=AdaptiveSettings)  # schedule: adaptive's settings
     seed_secret: str | None = field(default=None, repr=False)  # mixed into every deal's seed (tournament.secret)
     seed_secret_source: str | None = None  # where it came from: env:NAME or file:PATH (never the secret)
+    seed_secret_file: Path | None = None  # the file it was read from: kept out of every bot's view
     executor: Executor = field(default_factory=Executor)  # where games run (execution/); --executor overrides it
     isolation_note: str | None = None  # why bots are not isolated, when the config did not say and cannot have it
     check: str = "none"  # "quick": check-bot's quick cases on each bot with games to play, before they start
@@ -172,7 +174,7 @@ class TournamentConfig:
             connect_timeout_s=self.connect_timeout_s,
             output=self.output,
             referee=self.referee,
-            hidden=(self.path,),
+            hidden=(self.path, *((self.seed_secret_file,) if self.seed_secret_file is not None else ())),
         )
 
 
@@ -359,6 +361,12 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         out = base / "runs" / name.replace(" ", "_")
     if out.exists() and not out.is_dir():
         raise check.fail(("output",), f"{out} exists and is not a folder: expected a folder for the results")
+    secret_file = _secret_file(top, base)
+    for index, entry in enumerate(bots):  # before any game: an isolated bot's links stay in its folder
+        try:
+            check_links(entry, hidden=(path, out, *secret_file))
+        except BotLinkError as exc:
+            raise check.fail(("bots", index), str(exc)) from None
 
     return TournamentConfig(
         path=path,
@@ -383,6 +391,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         executor=executor,
         seed_secret=seed_secret,
         seed_secret_source=seed_secret_source,
+        seed_secret_file=secret_file[0] if secret_file else None,
         adaptive=adaptive,
         isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
         check=_check_level(check, top.get("check", "none")),
@@ -452,6 +461,15 @@ def _seed_secret(check: _Checker, top: Mapping[str, Any], base: Path) -> tuple[s
         key = "seed_secret_env" if "seed_secret_env" in top else "seed_secret_file"
         raise check.fail((key,), str(exc)) from None
     return None, None
+
+
+def _secret_file(top: Mapping[str, Any], base: Path) -> tuple[Path, ...]:
+    """The seed secret's file (checked by _seed_secret), as a path to keep out of view; () when there is none."""
+    raw = top.get("seed_secret_file")
+    if not isinstance(raw, str):
+        return ()
+    file = Path(raw).expanduser()
+    return (file if file.is_absolute() else base / file,)
 
 
 def _version(check: _Checker, raw: Any, path: Path_) -> str:

@@ -37,7 +37,7 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from skyjo_ref import records
 from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.tournament.schedule import GameId
-from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
+from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock, lock_holder
 
 STORE_FORMAT: Final = "skyjo-tournament-store/1"
 DB_NAME: Final = "results.sqlite"
@@ -45,6 +45,8 @@ RECORDS_DIR: Final = "games"
 STRIKE_REASONS: Final = ("timeout", "illegal")
 #: How long one SQLite call waits for another process's lock before the store says it waits (then retries).
 BUSY_WAIT_S: Final = 2.0
+#: How long the store waits in all for a lock another process holds before it gives up (StoreLocked).
+LOCK_WAIT_S: Final = 60.0
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -129,6 +131,11 @@ class StoreError(ValueError):
 
 class StoreBusy(StoreError):
     """Another run writes to this store (its writer lock is held); the message names the holder."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the database's lock longer than the store waits (or the run was stopped while it
+    waited); the message names the holder and what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +269,7 @@ class Store:
         on_wait: Callable[[str], None] | None = None,
         busy_wait_s: float = BUSY_WAIT_S,
         writer: bool = False,
+        lock_wait_s: float = LOCK_WAIT_S,
     ) -> None:
         """``writer``: take the folder's writer lock for as long as the store is open (one run at a time, see
         :mod:`.writer_lock`); readers leave it False."""
@@ -273,6 +281,8 @@ class Store:
         self.versions: dict[str, str] = {}  # the current version of each bot: games committed are keyed by them
         self.record_meta: dict[str, Any] = {}  # added to each record's meta as it is stored (e.g. which secret dealt)
         self._waited = False
+        self.lock_wait_s = lock_wait_s
+        self._give_up = threading.Event()  # set by give_up_waiting(): a lock held by another process ends the wait
         self.writer_lock: WriterLock | None = None
         if not create and not self.db_path.is_file():
             raise StoreError(f"{self.folder}: no {DB_NAME} here: expected a tournament output folder")
@@ -333,10 +343,12 @@ class Store:
                 raise
 
     def _patiently(self, action: Callable[[], _R]) -> _R:
-        """Run ``action``; while another process holds the database's lock, say so once and try again.
+        """Run ``action``; while another process holds the database's lock, say once who holds it and try again,
+        for at most ``lock_wait_s`` in all (then :class:`StoreLocked`), or until :meth:`give_up_waiting`.
 
         SQLite's own busy timeout does the waiting (no sleeps here); each attempt that times out is retried.
         """
+        started = time.monotonic()
         while True:
             try:
                 return action()
@@ -345,11 +357,25 @@ class Store:
                     raise
                 if self.db.in_transaction:
                     self.db.execute("ROLLBACK")
+                waited = time.monotonic() - started
+                if self._give_up.is_set() or waited >= self.lock_wait_s:
+                    why = "as the run was stopped" if self._give_up.is_set() else f"for {self.lock_wait_s:g} s"
+                    raise StoreLocked(
+                        f"the store {self.db_path} is still locked by {lock_holder(self.db_path)} {why}: "
+                        "stop that process (or let it finish), then run the same command again"
+                    ) from None
                 if not self._waited and self.on_wait is not None:
                     self.on_wait(
-                        f"the store {self.db_path} is locked by another process: waiting for it to be released"
+                        f"the store {self.db_path} is locked by {lock_holder(self.db_path)}: waiting for it to "
+                        f"be released (at most {self.lock_wait_s:g} s)"
                     )
                 self._waited = True
+
+    def give_up_waiting(self) -> None:
+        """From any thread: a wait for another process's lock ends (StoreLocked) after the current attempt
+        (at most ``busy_wait_s``), instead of lasting up to ``lock_wait_s``; a stopped run uses it, so that a
+        lock someone holds never keeps Ctrl-C from stopping it. Commits that meet no lock go on as before."""
+        self._give_up.set()
 
     def close(self) -> None:
         with self.lock:

@@ -74,3 +74,78 @@ def _holder(path: Path) -> str:
         return f"host {who['host']}, PID {who['pid']}, started {started}"
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that has not written its name yet"
+
+
+def lock_holder(db: Path) -> str:
+    """Who holds a lock on the SQLite database ``db`` (or its ``-wal``/``-shm``), for a message:
+    ``PID 4242 (python3 holder.py)``. The kernel's table of locks (``/proc/locks``) names the process of a POSIX
+    lock; an open file description lock names none, and then the processes that have the files open do (those
+    this user may see). Else "another process"."""
+    files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+    pids = _lockers(files) or _openers(files)
+    if not pids:
+        return "another process"
+    named = [f"PID {pid} ({_command(pid)})" for pid in sorted(pids)[:3]]
+    return "process " + ", ".join(named) if len(named) == 1 else "processes " + ", ".join(named)
+
+
+def _lockers(files: list[Path]) -> set[int]:
+    """Other processes that hold a POSIX lock on one of ``files`` (``/proc/locks``: ``1: POSIX ADVISORY WRITE
+    PID MAJ:MIN:INODE START END``; a waiter's line has ``->``)."""
+    keys = set()
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        keys.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+    try:
+        lines = Path("/proc/locks").read_text(encoding="ascii", errors="replace").splitlines()
+    except OSError:
+        return set()
+    found: set[int] = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->" or not fields[4].isdigit():
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            key = (int(major, 16), int(minor, 16), int(inode))
+        except ValueError:
+            continue
+        if key in keys and int(fields[4]) != os.getpid():
+            found.add(int(fields[4]))
+    return found
+
+
+def _openers(files: list[Path]) -> set[int]:
+    """Other processes that have one of ``files`` open (those whose ``/proc/PID/fd`` this user may read)."""
+    wanted = {str(path.resolve()) for path in files}
+    found: set[int] = set()
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            fds = os.scandir(f"/proc/{entry.name}/fd")
+        except OSError:
+            continue
+        with fds:
+            for fd in fds:
+                try:
+                    if os.readlink(fd.path) in wanted:
+                        found.add(int(entry.name))
+                        break
+                except OSError:
+                    continue
+    return found
+
+
+def _command(pid: int) -> str:
+    """A process's command line, printable and short."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "gone"
+    text = " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= 60 else text[:59] + "~"
