@@ -82,6 +82,17 @@ public final class BotClient {
             Status.Code.UNIMPLEMENTED, "the server at this address is not a skyjo-ref referee",
             Status.Code.ABORTED, "another connection with the same token replaced this one");
     private static final Object STOP = new Object();
+    /**
+     * gRPC sets SO_KEEPALIVE on every connection, and netty warns on each Unix socket connection that the option does
+     * not apply there: noise in every bot's log. Kept in a field: the logging framework holds loggers weakly.
+     */
+    private static final Logger NETTY_BOOTSTRAP = quiet("io.grpc.netty.shaded.io.netty.bootstrap");
+
+    private static Logger quiet(String name) {
+        Logger logger = Logger.getLogger(name);
+        logger.setLevel(Level.SEVERE);
+        return logger;
+    }
 
     /** What a client did, for logs and tests. */
     public record Stats(int games, int decisions, int decideErrors, int strikes, int sessions) {}
@@ -546,26 +557,38 @@ public final class BotClient {
         return Convert.reply(rid, action, view.legalActions());
     }
 
-    /** {@code " (at MyBot.java:12 in decide)"}: the bot's innermost frame, not the SDK's nor the JDK's. */
+    /** {@code " (at MyBot.java:12 in decide)"}: the bot's innermost frame, not the SDK's, gRPC's nor the JDK's. */
     static String raisedAt(Throwable e) {
         StackTraceElement[] frames = e.getStackTrace();
-        StackTraceElement found = null;
+        StackTraceElement found = frames.length > 0 ? frames[0] : null;
         for (StackTraceElement frame : frames) {
-            String cls = frame.getClassName();
-            boolean library = cls.startsWith("skyjo.bot.") || cls.startsWith("java.") || cls.startsWith("jdk.")
-                    || cls.startsWith("sun.");
-            if (!library) {
+            if (!isLibrary(frame.getClassName())) {
                 found = frame;
                 break;
             }
-        }
-        if (found == null && frames.length > 0) {
-            found = frames[0];
         }
         if (found == null) {
             return "";
         }
         return " (at " + found.getFileName() + ":" + found.getLineNumber() + " in " + found.getMethodName() + ")";
+    }
+
+    /** Whether a class is the JDK's or the SDK's own (loaded from where this class was), not the bot's. */
+    private static boolean isLibrary(String className) {
+        if (className.startsWith("java.") || className.startsWith("jdk.") || className.startsWith("sun.")) {
+            return true;
+        }
+        if (!className.startsWith("skyjo.bot.")) {
+            return false;
+        }
+        try {
+            Class<?> cls = Class.forName(className, false, BotClient.class.getClassLoader());
+            var mine = BotClient.class.getProtectionDomain().getCodeSource();
+            var theirs = cls.getProtectionDomain().getCodeSource();
+            return mine != null && theirs != null && mine.getLocation().equals(theirs.getLocation());
+        } catch (ClassNotFoundException | SecurityException | LinkageError err) {
+            return false;
+        }
     }
 
     private static String describe(View view) {
