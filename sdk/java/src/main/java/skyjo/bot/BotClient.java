@@ -83,10 +83,12 @@ public final class BotClient {
             Status.Code.ABORTED, "another connection with the same token replaced this one");
     private static final Object STOP = new Object();
     /**
-     * gRPC sets SO_KEEPALIVE on every connection, and netty warns on each Unix socket connection that the option does
-     * not apply there: noise in every bot's log. Kept in a field: the logging framework holds loggers weakly.
+     * Netty's warnings that say nothing to a bot author, in every bot's log otherwise: gRPC sets SO_KEEPALIVE on every
+     * connection, which does not apply to a Unix socket; without a network (a league's sandbox) no MAC address makes
+     * the machine id. Kept in fields: the logging framework holds loggers weakly.
      */
     private static final Logger NETTY_BOOTSTRAP = quiet("io.grpc.netty.shaded.io.netty.bootstrap");
+    private static final Logger NETTY_MAC = quiet("io.grpc.netty.shaded.io.netty.util.internal.MacAddressUtil");
 
     private static Logger quiet(String name) {
         Logger logger = Logger.getLogger(name);
