@@ -112,9 +112,7 @@ def reference_moves(records: Path) -> list[list[tuple[str, int | None]]]:
         record = json.loads(path.read_text())
         seats = {i for i, name in enumerate(record["players"]) if name != "greedy"}
         assert len(seats) == 1, record["players"]
-        games.append(
-            [(a["act"], a.get("pos")) for r in record["rounds"] for a in r["actions"] if a["seat"] in seats]
-        )
+        games.append([(a["act"], a.get("pos")) for r in record["rounds"] for a in r["actions"] if a["seat"] in seats])
     return games
 
 
@@ -123,8 +121,18 @@ def test_template_plays_the_moves_of_the_python_reference_bot(java_bot: Path, tm
     java_command = template_command().replace("bot/target/bot.jar", str(java_bot / "bot" / "target" / "bot.jar"))
     for bot, folder in ((f"cmd:{java_command}", "java"), (str(ROOT / "examples/python/minimal_bot.py"), "python")):
         done = subprocess.run(
-            [*SKYJO_REF, "match", bot, "greedy", "--games", "6", "--seed", "java-identical"]
-            + ["--records", str(tmp_path / folder)],
+            [
+                *SKYJO_REF,
+                "match",
+                bot,
+                "greedy",
+                "--games",
+                "6",
+                "--seed",
+                "java-identical",
+                "--records",
+                str(tmp_path / folder),
+            ],  # noqa: E501
             capture_output=True,
             text=True,
             timeout=300,
@@ -140,17 +148,18 @@ def test_template_plays_the_moves_of_the_python_reference_bot(java_bot: Path, tm
 
 def test_without_an_address_it_exits_2_in_one_line(java_bot: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKYJO_")}
-    done = subprocess.run(
-        ["java", "-jar", str(java_bot / "bot/target/bot.jar")], env=env, capture_output=True, text=True, timeout=60
-    )
+    done = subprocess.run(bot_argv(java_bot), env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr == "error: no referee address: pass --addr HOST:PORT or set SKYJO_ADDR\n"
 
 
+def bot_argv(java_bot: Path, *args: str) -> list[str]:
+    return ["java", "-jar", str(java_bot / "bot/target/bot.jar"), *args]
+
+
 def test_no_referee_exits_1_after_giving_up(java_bot: Path, tmp_path: Path) -> None:
     done = subprocess.run(
-        ["java", "-jar", str(java_bot / "bot/target/bot.jar"), "--addr", f"unix:{tmp_path}/none.sock"]
-        + ["--token", "t", "--give-up", "0.3"],
+        bot_argv(java_bot, "--addr", f"unix:{tmp_path}/none.sock", "--token", "t", "--give-up", "0.3"),
         capture_output=True,
         text=True,
         timeout=60,
@@ -162,8 +171,7 @@ def test_no_referee_exits_1_after_giving_up(java_bot: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_while_backing_off_exits_0(java_bot: Path, tmp_path: Path, sig: signal.Signals) -> None:
     bot = subprocess.Popen(
-        ["java", "-jar", str(java_bot / "bot/target/bot.jar"), "--addr", f"unix:{tmp_path}/none.sock"]
-        + ["--token", "t", "-v"],
+        bot_argv(java_bot, "--addr", f"unix:{tmp_path}/none.sock", "--token", "t", "-v"),
         stderr=subprocess.PIPE,
         text=True,
     )
