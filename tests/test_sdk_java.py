@@ -132,7 +132,7 @@ def test_template_plays_the_moves_of_the_python_reference_bot(java_bot: Path, tm
                 "java-identical",
                 "--records",
                 str(tmp_path / folder),
-            ],  # noqa: E501
+            ],
             capture_output=True,
             text=True,
             timeout=300,
