@@ -52,8 +52,9 @@ import skyjo.v1.PlayResponse;
  * }</pre>
  *
  * <ul>
- *   <li>The bot's code runs on the thread that called {@link #run()}, in message order; gRPC's own thread keeps
- *       answering keepalive pings meanwhile, so a slow {@code decide} does not lose the connection.
+ *   <li>The bot's code runs in message order on gRPC's network thread, as each message arrives (the lowest
+ *       latency); {@link Builder#inline(boolean) inline(false)} runs it on the thread that called {@link #run()}
+ *       instead, so keepalive pings are answered while a slow {@code decide} thinks.
  *   <li>When the stream drops, the client reconnects with exponential backoff and jitter (0.1 s doubling to 5 s, times
  *       0.5-1) with the same token; the referee sends the pending decision again, and the client answers it from the
  *       answer it already computed, without calling {@code decide} twice. It gives up after 60 s without a session.
@@ -107,16 +108,18 @@ public final class BotClient {
     private final String version;
     private final Duration giveUpAfter;
     private final boolean wantsEvents;
+    private final boolean inline;
 
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final CountDownLatch welcomed = new CountDownLatch(1);
     private volatile Session current;
     private volatile String seatName = "";
 
-    private int games;
-    private int decisions;
-    private int decideErrors;
-    private int strikes;
+    // written by the thread that runs the bot's code, read by anyone (stats())
+    private volatile int games;
+    private volatile int decisions;
+    private volatile int decideErrors;
+    private volatile int strikes;
     private volatile int sessions;
 
     private final Map<String, GameStart> started = new HashMap<>();
@@ -132,6 +135,7 @@ public final class BotClient {
         this.name = b.name != null ? b.name : bot.name();
         this.version = b.version != null ? b.version : bot.version();
         this.giveUpAfter = b.giveUpAfter;
+        this.inline = b.inline;
         this.wantsEvents = overrides(bot, "onEvent", Event.class);
     }
 
@@ -151,6 +155,7 @@ public final class BotClient {
         private String name;
         private String version;
         private Duration giveUpAfter = Duration.ofSeconds(60);
+        private boolean inline = true;
 
         private Builder(Bot bot) {
             if (bot == null) {
@@ -199,6 +204,18 @@ public final class BotClient {
         /** Stop reconnecting after this long without a session (default 60 s). */
         public Builder giveUpAfter(Duration giveUpAfter) {
             this.giveUpAfter = giveUpAfter;
+            return this;
+        }
+
+        /**
+         * Where the bot's code runs. {@code true} (the default): on gRPC's network thread, as each message arrives:
+         * the lowest latency, no thread hop. While {@code decide} runs, that thread answers no keepalive ping: the
+         * referee drops a connection whose ping goes unanswered for about 30 s (20 s between pings, 10 s to answer),
+         * so a bot that may think that long (only possible without a time limit) should pass {@code false}: its code
+         * then runs on the thread that called {@link BotClient#run()}, one hop away, and the connection stays alive.
+         */
+        public Builder inline(boolean inline) {
+            this.inline = inline;
             return this;
         }
 
@@ -307,10 +324,13 @@ public final class BotClient {
     // ------------------------------------------------------------------ one stream
 
     /** One Play stream and what arrives on it; the network thread only queues, the session thread does the rest. */
-    private static final class Session implements ClientResponseObserver<PlayRequest, PlayResponse> {
+    private final class Session implements ClientResponseObserver<PlayRequest, PlayResponse> {
         final ManagedChannel channel;
         final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
         ClientCallStreamObserver<PlayRequest> requests;
+        /** Request ids grow within one referee's life; a restarted referee starts again. */
+        long latestRequest;
+        final Set<Long> struck = new HashSet<>();
 
         Session(ManagedChannel channel) {
             this.channel = channel;
@@ -323,7 +343,11 @@ public final class BotClient {
 
         @Override
         public void onNext(PlayResponse value) {
-            inbox.add(value);
+            if (inline) {
+                receive(this, value);
+            } else {
+                inbox.add(value);
+            }
         }
 
         @Override
@@ -370,9 +394,6 @@ public final class BotClient {
             channel.shutdownNow();
             return null;
         }
-        // request ids grow within one referee's life; a restarted referee starts again
-        long latestRequest = 0;
-        Set<Long> struck = new HashSet<>();
         Metadata headers = new Metadata();
         headers.put(AUTHORIZATION, "Bearer " + token);
         int welcomedBefore = sessions;
@@ -391,14 +412,7 @@ public final class BotClient {
                 if (item instanceof Status status) {
                     return ended(status, welcomedBefore);
                 }
-                PlayResponse msg = (PlayResponse) item;
-                if (msg.getMessageCase() == PlayResponse.MessageCase.DECISION) {
-                    DecisionRequest request = msg.getDecision();
-                    latestRequest = Math.max(latestRequest, request.getRequestId());
-                    answer(request, session, struck, latestRequest);
-                } else {
-                    handle(msg, struck);
-                }
+                receive(session, (PlayResponse) item);
             }
         } finally {
             current = null;
@@ -406,6 +420,21 @@ public final class BotClient {
                 session.requests.cancel("the bot closed the session", null);
             }
             channel.shutdownNow();
+        }
+    }
+
+    /** One message from the referee, on whichever thread runs the bot's code; a malformed one is logged and skipped. */
+    private void receive(Session session, PlayResponse msg) {
+        try {
+            if (msg.getMessageCase() == PlayResponse.MessageCase.DECISION) {
+                DecisionRequest request = msg.getDecision();
+                session.latestRequest = Math.max(session.latestRequest, request.getRequestId());
+                answer(request, session);
+            } else {
+                handle(msg, session.struck);
+            }
+        } catch (ProtocolException e) {
+            LOG.severe("skipping a malformed " + msg.getMessageCase() + " message: " + e.getMessage());
         }
     }
 
@@ -492,7 +521,7 @@ public final class BotClient {
     /** What identifies a decision across a re-send: its id, game and view (not the time left or the events). */
     private record DecisionKey(long requestId, int legalCount, String gameId, ByteString view) {}
 
-    private void answer(DecisionRequest request, Session session, Set<Long> struck, long latestRequest) {
+    private void answer(DecisionRequest request, Session session) {
         if (LOG.isLoggable(Level.FINE)) {
             LOG.fine("<- DECISION " + oneLine(request));
         }
@@ -510,7 +539,7 @@ public final class BotClient {
         } else {
             LOG.info("decision " + rid + " came again (a reconnect): answering it as before");
         }
-        if (struck.contains(rid) || rid < latestRequest) {
+        if (session.struck.contains(rid) || rid < session.latestRequest) {
             LOG.warning("decision " + rid + " came too late (the referee moved on); not sent");
             return;
         }

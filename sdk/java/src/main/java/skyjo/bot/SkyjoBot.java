@@ -48,7 +48,7 @@ public final class SkyjoBot {
     static final Duration PARENT_CHECK = Duration.ofMillis(200);
 
     private static final String USAGE = "usage: java -jar bot.jar [--addr HOST:PORT|unix:PATH] [--token TOKEN] "
-            + "[--name NAME] [--ca-file PEM [--client-cert PEM --client-key PEM]] [--give-up SECONDS] [-v|-vv]";
+            + "[--name NAME] [--ca-file PEM [--client-cert PEM --client-key PEM]] [--give-up SECONDS] [--thread] [-v|-vv]";
 
     private SkyjoBot() {}
 
@@ -74,6 +74,8 @@ public final class SkyjoBot {
                     case "--client-cert" -> clientCert = value(args, ++i, arg);
                     case "--client-key" -> clientKey = value(args, ++i, arg);
                     case "--give-up" -> builder.giveUpAfter(seconds(value(args, ++i, arg)));
+                    case "--thread" -> builder.inline(false);
+                    case "--inline" -> builder.inline(true);
                     case "-v", "--verbose" -> verbose += 1;
                     case "-vv" -> verbose += 2;
                     case "-h", "--help" -> {

@@ -90,6 +90,15 @@ class ClientTest {
 
     @Test
     void playsGameAfterGameOverAUnixSocket() throws Exception {
+        playsGameAfterGame(true);
+    }
+
+    @Test
+    void playsGameAfterGameWithTheBotOnItsOwnThread() throws Exception {
+        playsGameAfterGame(false);
+    }
+
+    private void playsGameAfterGame(boolean inline) throws Exception {
         try (FakeReferee referee = FakeReferee.unix(tmp.resolve("referee.sock"))) {
             List<PlayRequest> replies = new ArrayList<>();
             List<skyjo.v1.Hello> hellos = new ArrayList<>();
@@ -106,7 +115,8 @@ class ClientTest {
                 stream.out.onCompleted(); // the referee ends the session: the client returns
             });
             Recorder bot = new Recorder();
-            BotClient client = BotClient.builder(bot).address(referee.address).token("tok-1234567890abcdef").build();
+            BotClient client = BotClient.builder(bot).address(referee.address).token("tok-1234567890abcdef")
+                    .inline(inline).build();
             BotClient.Stats stats = client.run();
             assertEquals(new BotClient.Stats(2, 2, 0, 0, 1), stats);
             assertEquals("rec", client.seatName());
