@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -44,8 +45,8 @@ class Referee(pb_grpc.BotServiceServicer):
         self.hello_at: asyncio.Future[float] | None = None
         self.round_trips: list[float] = []
 
-    async def Play(  # noqa: N802 - gRPC's method name
-        self, requests: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext
+    async def Play(
+        self, requests: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.PlayResponse]:
         incoming = requests.__aiter__()
         await incoming.__anext__()  # Hello
@@ -107,7 +108,7 @@ def mid_game_request() -> pb.DecisionRequest:
 
 async def serve(referee: Referee, socket: Path) -> grpc.aio.Server:
     server = grpc.aio.server()
-    pb_grpc.add_BotServiceServicer_to_server(referee, server)
+    pb_grpc.add_BotServiceServicer_to_server(referee, server)  # type: ignore[no-untyped-call]
     server.add_insecure_port(f"unix:{socket}")
     await server.start()
     return server
@@ -154,8 +155,9 @@ def build_template(folder: Path) -> Path:
 
 
 def template_flags() -> list[str]:
-    command = json.loads((SDK / "template.json").read_text())["command"].split()
-    return command[1 : command.index("-jar")]
+    """The JVM options of the template's command, less its class-data sharing archive (measured apart)."""
+    command: list[str] = str(json.loads((SDK / "template.json").read_text())["command"]).split()
+    return [flag for flag in command[1 : command.index("-jar")] if not flag.startswith("-XX:SharedArchiveFile")]
 
 
 def main() -> None:
@@ -166,48 +168,49 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_text:
         tmp = Path(tmp_text)
-        bot_dir = args.bot_dir or build_template(tmp)
-        jar = str(bot_dir / "bot" / "target" / "bot.jar")
-        flags = template_flags()
-        archive = tmp / "app.jsa"
-        subprocess.run(  # a training run: the classes a start loads go into an application CDS archive
-            ["java", *flags, f"-XX:ArchiveClassesAtExit={archive}", "-jar", jar, "--addr", f"unix:{tmp}/no.sock"]
-            + ["--token", "t", "--give-up", "0"],
-            capture_output=True,
-            check=False,
-        )
-        variants = {
-            "python SDK (python -m skyjo_bot run minimal_bot.py)": [
-                sys.executable, "-m", "skyjo_bot", "run", str(ROOT / "examples/python/minimal_bot.py"),
-            ],
-            "java, JVM defaults": ["java", "-jar", jar],
-            "java, template flags": ["java", *flags, "-jar", jar],
-            "java, template flags, -Xshare:off (no CDS)": ["java", *flags, "-Xshare:off", "-jar", jar],
-            "java, template flags + application CDS archive": [
-                "java", *flags, f"-XX:SharedArchiveFile={archive}", "-jar", jar,
-            ],
-        }  # fmt: skip
-        print(f"bot start, spawn -> Hello at the referee ({args.starts} starts each, median / min, seconds)")
-        for name, argv in variants.items():
-            times = [asyncio.run(one_start(argv, tmp / "start.sock", ROOT)) for _ in range(args.starts)]
-            print(f"  {name:<52} {statistics.median(times):6.3f} / {min(times):6.3f}")
-        classpath = build_classpath()
-        clients = {
-            "bare grpc-java (BareClient)": ["java", *flags, "-cp", classpath, "skyjo.bot.bench.BareClient"],
-            "Java SDK (SdkClient)": ["java", *flags, "-cp", classpath, "skyjo.bot.bench.SdkClient"],
-        }
-        print(f"decision round trip, Unix socket ({args.decisions} each, after {args.decisions // 5} warm-up), µs")
-        results: dict[str, list[float]] = {name: [] for name in clients}
-        for _ in range(2):  # alternate, so a busy moment of the machine hurts both
-            for name, argv in clients.items():
-                trips = asyncio.run(round_trips(argv, tmp / "rt.sock", args.decisions))
-                results[name] += trips[args.decisions // 5 :]
-        for name, trips in results.items():
-            print(
-                f"  {name:<30} median {statistics.median(trips) * 1e6:7.1f}  mean {statistics.fmean(trips) * 1e6:7.1f}"
-            )
-        bare, sdk = (statistics.median(results[name]) for name in clients)
-        print(f"  the SDK adds {100 * (sdk - bare) / bare:+.1f}% to the median round trip")
+        if args.starts > 0:
+            measure_starts(tmp, args.bot_dir or build_template(tmp), args.starts)
+        measure_round_trips(tmp, args.decisions)
+
+
+def measure_starts(tmp: Path, bot_dir: Path, starts: int) -> None:
+    jar = str(bot_dir / "bot" / "target" / "bot.jar")
+    flags = template_flags()
+    archive = bot_dir / "bot" / "target" / "bot.jsa"  # written by the template's build (a training start)
+    variants = {
+        "python SDK (python -m skyjo_bot run minimal_bot.py)": [
+            sys.executable, "-m", "skyjo_bot", "run", str(ROOT / "examples/python/minimal_bot.py"),
+        ],
+        "java, JVM defaults": ["java", "-jar", jar],
+        "java, template flags": ["java", *flags, "-jar", jar],
+        "java, template flags, -Xshare:off (no CDS)": ["java", *flags, "-Xshare:off", "-jar", jar],
+        "java, template flags + the build's CDS archive": [
+            "java", *flags, f"-XX:SharedArchiveFile={archive}", "-jar", jar,
+        ],
+    }  # fmt: skip
+    print(f"bot start, spawn -> Hello at the referee ({starts} starts each, median / min, seconds)")
+    for name, argv in variants.items():
+        times = [asyncio.run(one_start(argv, tmp / "start.sock", ROOT)) for _ in range(starts)]
+        print(f"  {name:<52} {statistics.median(times):6.3f} / {min(times):6.3f}")
+
+
+def measure_round_trips(tmp: Path, decisions: int) -> None:
+    flags = template_flags()
+    classpath = build_classpath()
+    clients = {
+        "bare grpc-java (BareClient)": ["java", *flags, "-cp", classpath, "skyjo.bot.bench.BareClient"],
+        "Java SDK (SdkClient)": ["java", *flags, "-cp", classpath, "skyjo.bot.bench.SdkClient"],
+    }
+    print(f"decision round trip, Unix socket ({decisions} each, after {decisions // 5} warm-up), µs")
+    results: dict[str, list[float]] = {name: [] for name in clients}
+    for _ in range(2):  # alternate, so a busy moment of the machine hurts both
+        for name, argv in clients.items():
+            trips = asyncio.run(round_trips(argv, tmp / "rt.sock", decisions))
+            results[name] += trips[decisions // 5 :]
+    for name, trips in results.items():
+        print(f"  {name:<30} median {statistics.median(trips) * 1e6:7.1f}  mean {statistics.fmean(trips) * 1e6:7.1f}")
+    bare, sdk = (statistics.median(results[name]) for name in clients)
+    print(f"  the SDK adds {100 * (sdk - bare) / bare:+.1f}% to the median round trip")
 
 
 def build_classpath() -> str:

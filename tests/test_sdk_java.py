@@ -118,7 +118,7 @@ def reference_moves(records: Path) -> list[list[tuple[str, int | None]]]:
 
 @pytest.mark.timeout(600)
 def test_template_plays_the_moves_of_the_python_reference_bot(java_bot: Path, tmp_path: Path) -> None:
-    java_command = template_command().replace("bot/target/bot.jar", str(java_bot / "bot" / "target" / "bot.jar"))
+    java_command = template_command().replace("bot/target/", f"{java_bot}/bot/target/")
     for bot, folder in ((f"cmd:{java_command}", "java"), (str(ROOT / "examples/python/minimal_bot.py"), "python")):
         done = subprocess.run(
             [
