@@ -85,10 +85,11 @@ def test_junit_suite_passes() -> None:
 
 
 @pytest.mark.timeout(900)
-def test_template_plays_a_league_under_isolation_with_no_strikes(java_bot: Path, tmp_path: Path) -> None:
+def test_template_plays_an_isolated_memory_limited_league_with_no_strikes(java_bot: Path, tmp_path: Path) -> None:
     league = tmp_path / "league.yaml"
     league.write_text(
         "name: java-league\nrules: official\nplayers_per_game: 2\ndeals: 2\nseed: 11\n"
+        "limits: {memory_mb: 1024}\n"  # what docs/sdk-java.md promises the template's command starts under
         f"bots:\n  - {{name: javabot, command: {template_command()}, cwd: {java_bot}}}\n"
         "  - {name: greedy, builtin: greedy}\n"
     )
