@@ -7,6 +7,7 @@ Cost (2 busy cores, Maven's cache warm): the JUnit run about 90 s wall / 25 s CP
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,6 +18,8 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+from skyjo_ref.server import ServerTls
+from tls_pki import make_pki, plays, tls_referee
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = ROOT / "sdk" / "java"
@@ -187,3 +190,17 @@ def test_a_signal_while_backing_off_exits_0(java_bot: Path, tmp_path: Path, sig:
         if bot.poll() is None:
             bot.kill()
             bot.wait()
+
+
+def test_plays_over_mutual_tls_with_skyjo_ca_file(java_bot: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """SKYJO_CA_FILE, SKYJO_CLIENT_CERT and SKYJO_CLIENT_KEY: the Java bot on a referee that requires certificates."""
+    pki = make_pki(tmp_path_factory.mktemp("pki"))
+
+    async def main() -> None:
+        async with tls_referee(ServerTls(pki.server_cert, pki.server_key, pki.ca)) as server:
+            await plays(server, bot_argv(java_bot), pki.bot_env())
+
+    asyncio.run(main())
+    missing = {"SKYJO_ADDR": "127.0.0.1:1", "SKYJO_TOKEN": "x" * 24, "SKYJO_CA_FILE": str(pki.ca.parent / "none.pem")}
+    done = subprocess.run(bot_argv(java_bot), env=missing, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "SKYJO_CA_FILE" in done.stderr, done.stderr
