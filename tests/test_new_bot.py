@@ -99,11 +99,15 @@ def test_a_language_plugs_in_with_its_sdk_folder_and_the_project_is_self_contain
     assert class_name("9lives") == "Bot9lives" and class_name("my-bot.v2") == "MyBotV2"
 
 
+#: Every language new-bot knows: each folder of sdk/ with a template.json.
+LANGUAGES = [p.parent.name for p in (Path(__file__).resolve().parent.parent / "sdk").glob("*/template.json")]
+
+
 @pytest.mark.parametrize(
     ("target", "lang", "says"),
     [
         ("taken", "python", "exists and is not empty"),
-        ("fresh", "cobol", "--lang 'cobol': unknown language: expected one of python"),
+        ("fresh", "cobol", "--lang 'cobol': unknown language: expected one of " + ", ".join(sorted(LANGUAGES))),
         ("bad name!", "python", "is not a valid bot name"),
     ],
 )

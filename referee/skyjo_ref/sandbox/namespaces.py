@@ -62,6 +62,10 @@ _ETC: Final = (
     "ssl",  # openssl's configuration (node reads it at start) and the public CA certificates
 )
 
+#: The JDK's configuration folders (``/etc/java-17-openjdk``): Debian's JVM reads its logging, security and
+#: jvm.cfg files through symlinks into them, so a Java bot cannot start without them.
+_ETC_JAVA_GLOB: Final = "java-*-openjdk"
+
 
 #: prctl(2) option: whether the process may be dumped, its memory read and ptrace'd by processes of its uid.
 PR_SET_DUMPABLE: Final = 4
@@ -257,6 +261,8 @@ class BotView:
         argv += ["--perms", "0755", "--dir", "/etc"]  # bubblewrap would make it 0700: nobody could look inside
         for name in _ETC:
             argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for java in sorted(Path("/etc").glob(_ETC_JAVA_GLOB)):
+            argv += ["--ro-bind", str(java), str(java)]
         argv += ["--proc", "/proc", "--dev", "/dev"]
         argv += ["--perms", "1777", "--size", str(self.tmp_mb * 1024 * 1024), "--tmpfs", str(TMP_INSIDE)]
         made: set[Path] = {Path("/"), TMP_INSIDE}
