@@ -49,6 +49,10 @@ ATTACKS = (
     "leave-cgroup",
     "outlive",
     "pass-notes",
+    "lock-channel",
+    "keyring",
+    "watch-files",
+    "kernel-log",
 )
 
 

@@ -111,7 +111,7 @@ class SandboxPlan:
             "unshare": self.unshare_flags,
             "rlimits": self.rlimits(),
             "parent": self.parent_pid,
-            "isolate": self.view.bwrap() if self.view is not None else None,
+            **(self.view.plan() if self.view is not None else {}),
         }
         return supervised(plan, argv)
 

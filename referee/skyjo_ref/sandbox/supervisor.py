@@ -75,6 +75,22 @@ def apply(plan: dict[str, Any], libc: Any, parent: int) -> None:
             os._exit(CANNOT_SANDBOX)
 
 
+#: In an isolated plan's bubblewrap command line: the place of the seccomp filter's descriptor.
+SECCOMP_FD_SLOT = "{seccomp_fd}"
+
+
+def _with_seccomp(isolate: list[str], program_hex: str) -> list[str]:
+    """Bubblewrap's command line with the seccomp filter in a descriptor it inherits (it reads and closes it)."""
+    if SECCOMP_FD_SLOT not in isolate:
+        return isolate
+    if not program_hex:
+        raise ValueError("the plan isolates the bot but holds no seccomp filter")
+    fd = os.memfd_create("skyjo-seccomp", 0)  # no close-on-exec: bubblewrap inherits it
+    os.write(fd, bytes.fromhex(program_hex))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [str(fd) if word == SECCOMP_FD_SLOT else word for word in isolate]
+
+
 def _kill_everything(cgroup_procs: str | None) -> None:
     """The referee is gone: SIGKILL the bot's cgroup and process group (this process included)."""
     if cgroup_procs is not None:
@@ -144,7 +160,7 @@ def main(argv: list[str]) -> int:
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
             apply(plan, libc, supervisor)
-            program = [*isolate, *argv[2:]] if isolate else argv[2:]
+            program = [*_with_seccomp(isolate, str(plan.get("seccomp") or "")), *argv[2:]] if isolate else argv[2:]
             os.execvp(program[0], program)
         except (OSError, ValueError) as exc:
             print(f"skyjo-ref sandbox: cannot start {argv[2]!r}: {exc}", file=sys.stderr, flush=True)
