@@ -35,6 +35,8 @@ from skyjo_ref.sandbox import (
     network_isolation,
     pids_cgroups,
 )
+from skyjo_ref.sandbox.cgroups import cpu_cgroups
+from skyjo_ref.sandbox.plan import DEFAULT_PROCESS_TASKS
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeServer, ServerConfig
 from skyjo_ref.server.client import MatchEnd
 from skyjo_ref.tournament.config import ConfigError, parse_config
@@ -67,6 +69,19 @@ MISBEHAVING_BOT = textwrap.dedent(
             signal.signal(signal.SIGXCPU, signal.SIG_IGN)
             while True:
                 pass
+        if how == "serial-cpu":  # children one after another, each under the per-process limit, more in all
+            import subprocess
+
+            spin = "import time\\nwhile time.process_time() < 1.5:\\n    pass\\n"
+            for _ in range(6):
+                subprocess.run([sys.executable, "-c", spin])
+            print("spent 9 s of CPU in children", flush=True)
+        if how == "spinners":  # 200 spinning processes, forever: the others must play on at their pace
+            for _ in range(200):
+                if os.fork() == 0:
+                    while True:
+                        pass
+            return
         if how == "fork":  # start children until the cap stops it
             while True:
                 if os.fork() == 0:
@@ -162,7 +177,7 @@ def test_a_bot_that_allocates_memory_until_stopped_loses_and_the_memory_limit_is
 
 @needs_linux
 def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -> None:
-    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu")
+    write_league(tmp_path, "isolation: none, limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu")
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (killed by SIGXCPU")
 
 
@@ -170,7 +185,7 @@ def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -
 def test_a_bot_that_ignores_sigxcpu_is_killed_and_recorded_as_a_limit_not_a_crash(tmp_path: Path) -> None:
     """The kernel's SIGKILL one second past the soft limit: the supervisor ends by that signal too (it once
     raised EINVAL setting SIGKILL's handler, and the bot was stored as a crash, exit code 1)."""
-    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu-stubborn")
+    write_league(tmp_path, "isolation: none, limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu-stubborn")
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (or the kernel's OOM killer)")
 
 
@@ -184,6 +199,35 @@ def test_a_fork_bomb_is_bounded_by_the_process_cap_and_its_whole_tree_killed(tmp
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: process limit 24 reached")
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)]
     assert leftovers == []  # no child of the bomb survived the run
+
+
+def needs_cgroups(what: str) -> None:
+    """Skip where this machine gives no cgroup ``what`` needs (named in the reason)."""
+    try:
+        pids_cgroups()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no writable pids cgroup here: {exc}")
+    if what == "cpu" and cpu_cgroups()[1] is None:
+        pytest.skip("no writable cgroup counts CPU time here")
+
+
+@needs_linux
+def test_an_isolated_fork_bomb_without_limits_meets_the_default_cap_and_the_run_goes_on(tmp_path: Path) -> None:
+    needs_cgroups("pids")
+    write_league(tmp_path, "isolation: strict", extra_env="MISBEHAVE: fork")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), f"killed: process limit {DEFAULT_PROCESS_TASKS} reached")
+    assert [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)] == []
+
+
+@needs_linux
+def test_cpu_seconds_is_the_bots_total_children_one_after_another_included(tmp_path: Path) -> None:
+    """Six children of 1.5 s each, one after another: each is under ``cpu_seconds: 2``, all of them are not."""
+    needs_cgroups("cpu")
+    write_league(tmp_path, "isolation: strict, limits: {cpu_seconds: 2}", extra_env="MISBEHAVE: serial-cpu")
+    faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: total CPU limit 2 s (")
+    assert any("it has used its CPU time" in f for f in faults if f.startswith("disqualified: ")), faults
+    logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
+    assert "spent 9 s" not in logs
 
 
 def _runs_from(proc: Path, folder: Path) -> bool:
@@ -285,7 +329,7 @@ def test_a_limit_this_machine_cannot_enforce_is_refused_not_dropped(monkeypatch:
     import skyjo_ref.sandbox.cgroups as cgroups
     import skyjo_ref.sandbox.namespaces as namespaces
 
-    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda controller="pids": iter(()))  # no cgroups here ...
     monkeypatch.setattr(namespaces, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
     cgroups.pids_cgroups.cache_clear()
     try:

@@ -37,7 +37,7 @@ from typing import Final, Protocol
 from skyjo_ref.botfiles import BotFiles, bot_files
 from skyjo_ref.execution.types import BotCannotRun, FaultLog, Notes, RunUnfinished
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
-from skyjo_ref.sandbox import BotView, protect_referee, python_runtime, readable_by_all, referee_code
+from skyjo_ref.sandbox import TOTAL_CPU_LIMIT, BotView, protect_referee, python_runtime, readable_by_all, referee_code
 from skyjo_ref.sandbox.namespaces import DEFAULT_TMP_MB, SOCKET_DIR_INSIDE
 
 #: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
@@ -317,6 +317,11 @@ class BotPool:
                 self._silenced.add(worker.bot)  # its other processes fail alike: one note is enough
                 await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in self.workers[worker.bot]))
                 return
+            if last.limit is not None and last.limit.startswith(TOTAL_CPU_LIMIT):  # its CPU time is spent, for good
+                self._store_late_faults(worker, "; not restarted: the bot has used its CPU time", "")
+                self._disqualify(worker, f"it has used its CPU time: {last.describe()}")
+                await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in self.workers[worker.bot]))
+                return
             for fault in process.faults[worker.recorded :]:
                 worker.recorded += 1
                 if worker.gave_up and worker.recorded == len(process.faults):
@@ -342,14 +347,14 @@ class BotPool:
                     self.failure = exc
                     return
 
-    def _disqualify(self, worker: Worker) -> None:
-        """Its sandbox killed every process of this bot before it ever connected: it cannot play under
-        these limits. Unlike a bot that cannot run at all (a mistake in the config), this is how the
-        league's rules treat a submission: it forfeits its games, and the run goes on."""
+    def _disqualify(self, worker: Worker, reason: str | None = None) -> None:
+        """Its sandbox killed every process of this bot before it ever connected (or it used its CPU time for
+        the run): it cannot play under these limits. Unlike a bot that cannot run at all (a mistake in the
+        config), this is how the league's rules treat a submission: it forfeits its games, and the run goes on."""
         if worker.bot in self.disqualified:
             return
         last = worker.process.faults[-1]
-        reason = f"every process killed by its sandbox before it connected (last: {last.describe()})"
+        reason = reason or f"every process killed by its sandbox before it connected (last: {last.describe()})"
         self.disqualified[worker.bot] = reason
         self.store.add_fault(worker.bot, "disqualified", reason + "; it forfeits its games", worker.game_key)
         self.observer.note(f"bot {worker.bot}: {reason}; it forfeits its games")

@@ -1,16 +1,24 @@
 """Sandboxing managed bots: isolation, resource limits, a process cap, and the whole process tree killed.
 
-A league runs code it did not write. The room has four parts:
+A league runs code it did not write. The room has five parts:
 
 - ``limits.py``: the vocabulary (:class:`Limits`, :class:`Sandbox`, the ``isolation`` modes);
 - ``namespaces.py``: what the host allows, and the isolated view of the machine a bot gets (bubblewrap);
-- ``cgroups.py``: a cgroup per bot process (``pids.max``), to cap and to kill all of its processes;
+- ``cgroups.py``: a cgroup per bot and per bot process: caps, a fair CPU share, its CPU time, and a way to kill;
+- ``seccomp.py``: the system calls an isolated bot may not make (channels between sandboxes, kernel surface);
 - ``plan.py``: one process's plan, applied by its ``supervisor.py``, and how its end is read.
 
 docs/sandbox.md is the threat model: what is protected, from whom, and what is not.
 """
 
-from skyjo_ref.sandbox.cgroups import kill_group, pids_cgroups, pids_limit_hits, remove_group, retire_group
+from skyjo_ref.sandbox.cgroups import (
+    cpu_used_s,
+    kill_group,
+    pids_cgroups,
+    pids_limit_hits,
+    remove_group,
+    retire_group,
+)
 from skyjo_ref.sandbox.limits import ISOLATIONS, Isolation, Limits, Sandbox, SandboxUnavailable, merge
 from skyjo_ref.sandbox.namespaces import (
     BotView,
@@ -27,6 +35,7 @@ from skyjo_ref.sandbox.namespaces import (
 )
 from skyjo_ref.sandbox.plan import (
     SDK_OUT_OF_MEMORY,
+    TOTAL_CPU_LIMIT,
     SandboxPlan,
     check_sandbox,
     classify_exit,
@@ -37,6 +46,7 @@ from skyjo_ref.sandbox.plan import (
 __all__ = [
     "ISOLATIONS",
     "SDK_OUT_OF_MEMORY",
+    "TOTAL_CPU_LIMIT",
     "BotView",
     "Isolation",
     "Limits",
@@ -45,6 +55,7 @@ __all__ = [
     "SandboxUnavailable",
     "check_sandbox",
     "classify_exit",
+    "cpu_used_s",
     "default_isolation",
     "describe_returncode",
     "isolation_problem",

@@ -128,8 +128,9 @@ def user_namespaces() -> str | None:
     return _probe({"unshare": CLONE_NEWUSER}, [sys.executable, "-I", "-S", "-c", ""], "user namespaces")
 
 
-def process_cap() -> Literal["cgroup", "userns"]:
-    """How this machine caps one bot's processes, or :class:`SandboxUnavailable` saying why it cannot.
+def process_cap(quiet: bool = False) -> Literal["cgroup", "userns", "none"]:
+    """How this machine caps one bot's processes, or :class:`SandboxUnavailable` saying why it cannot
+    (``quiet``: "none" instead, for a default cap that is applied where it can be).
 
     A cgroup with ``pids.max`` (the referee sees a bot hit it, and can kill all
     of its processes), else a user namespace of the bot's own, in which
@@ -142,10 +143,14 @@ def process_cap() -> Literal["cgroup", "userns"]:
         return "cgroup"
     except SandboxUnavailable as no_cgroup:
         if os.geteuid() == 0:  # the kernel exempts uid 0 from RLIMIT_NPROC, in any user namespace
+            if quiet:
+                return "none"
             raise
         why_not = user_namespaces()
         if why_not is None:
             return "userns"
+        if quiet:
+            return "none"
         raise SandboxUnavailable("processes", f"{no_cgroup.reason}; and no user namespace: {why_not}") from None
 
 

@@ -54,9 +54,8 @@ def _write(path: str, text: str) -> None:
 
 def apply(plan: dict[str, Any], libc: Any, parent: int) -> None:
     """In the bot's process: apply ``plan`` (see :meth:`skyjo_ref.sandbox.plan.SandboxPlan.wrap`) to itself."""
-    cgroup_procs = plan.get("cgroup_procs")
-    if isinstance(cgroup_procs, str):
-        _write(cgroup_procs, str(os.getpid()))
+    for cgroup_procs in plan.get("cgroup_procs") or []:  # the process cap's group first
+        _write(str(cgroup_procs), str(os.getpid()))
     flags = int(plan.get("unshare") or 0)
     if flags and libc is not None:
         uid, gid = os.getuid(), os.getgid()
@@ -135,7 +134,7 @@ def main(argv: list[str]) -> int:
         return 2
     plan = json.loads(argv[1])
     referee = int(plan["parent"])
-    cgroup_procs = plan.get("cgroup_procs") if isinstance(plan.get("cgroup_procs"), str) else None
+    cgroup_procs = str(plan["cgroup_procs"][0]) if plan.get("cgroup_procs") else None
     isolate = [str(word) for word in plan.get("isolate") or []]
     libc = _libc()
 
