@@ -37,6 +37,7 @@ from skyjo_ref.sandbox import (
 )
 from skyjo_ref.sandbox.cgroups import cpu_cgroups
 from skyjo_ref.sandbox.plan import DEFAULT_PROCESS_TASKS
+from skyjo_ref.sandbox.relay import DEFAULT_BOT_CONNECTIONS
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeServer, ServerConfig
 from skyjo_ref.server.client import MatchEnd
 from skyjo_ref.tournament.config import ConfigError, parse_config
@@ -76,6 +77,23 @@ MISBEHAVING_BOT = textwrap.dedent(
             for _ in range(6):
                 subprocess.run([sys.executable, "-c", spin])
             print("spent 9 s of CPU in children", flush=True)
+        if how == "flood":  # 20,000 connections to the referee's socket, held open, then play on
+            held = []
+            for _ in range(20000):
+                conn = socket.socket(socket.AF_UNIX)
+                conn.setblocking(False)
+                try:
+                    conn.connect(os.environ["SKYJO_ADDR"].removeprefix("unix:"))
+                except BlockingIOError:  # the backlog is full: the relay accepts no more of ours
+                    conn.close()
+                    break
+                except OSError:
+                    conn.close()
+                    break
+                held.append(conn)
+            globals()["HELD"] = held
+            print(f"holding {len(held)} connections", flush=True)
+            return
         if how == "spinners":  # 200 spinning processes, forever: the others must play on at their pace
             for _ in range(200):
                 if os.fork() == 0:
@@ -228,6 +246,27 @@ def test_cpu_seconds_is_the_bots_total_children_one_after_another_included(tmp_p
     assert any("it has used its CPU time" in f for f in faults if f.startswith("disqualified: ")), faults
     logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
     assert "spent 9 s" not in logs
+
+
+@needs_linux
+def test_a_bot_flooding_the_referee_socket_fills_only_its_own_connection_cap(tmp_path: Path) -> None:
+    """20,000 connections held (once the cap is full, connects wait in the backlog and then fail): the bot's cap
+    is reached and recorded as its fault, every game is played, the others play without a forfeit."""
+    write_league(tmp_path, "isolation: strict", extra_env="MISBEHAVE: flood")
+    result = run_league(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
+        assert db.execute("SELECT COUNT(*) FROM seats WHERE bot != 'bad' AND forfeit = 1").fetchone()[0] == 0
+        faults = db.execute("SELECT kind, detail FROM faults WHERE bot = 'bad'").fetchall()
+    assert (
+        "limit",
+        f"connection limit {DEFAULT_BOT_CONNECTIONS} reached on the referee's socket: further connections wait",
+    ) in faults, faults
+    logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
+    held = [int(line.split()[1]) for line in logs.splitlines() if line.startswith("holding ")]
+    # its processes filled its cap, and no more got through than the cap and the socket's backlog (65 each time)
+    assert DEFAULT_BOT_CONNECTIONS <= sum(held) < 1000, held
 
 
 def _runs_from(proc: Path, folder: Path) -> bool:

@@ -39,6 +39,7 @@ from skyjo_ref.execution.types import BotCannotRun, FaultLog, Notes, RunUnfinish
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
 from skyjo_ref.sandbox import TOTAL_CPU_LIMIT, BotView, protect_referee, python_runtime, readable_by_all, referee_code
 from skyjo_ref.sandbox.namespaces import DEFAULT_TMP_MB, SOCKET_DIR_INSIDE
+from skyjo_ref.sandbox.relay import DEFAULT_BOT_CONNECTIONS, Relay
 
 #: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
 SDK_USAGE_ERROR: Final = 2
@@ -119,6 +120,7 @@ class BotPool:
         self.closing = False
         self._numbers: dict[str, int] = dict.fromkeys(self.bots, 0)
         self._views: dict[str, BotView] = {}
+        self._relays: dict[str, Relay] = {}  # an isolated bot's own socket to the referee, with its connection cap
         self._silenced: set[str] = set()  # bots that cannot run: their processes' faults are told once
         self._cap: dict[str, int] = {}  # processes a bot keeps before one that has seen a deal is retired
         self._staged: list[Path] = []  # copies of bot files that the bots' uid could not read where they are
@@ -149,7 +151,8 @@ class BotPool:
             named = _command_files(spec)
             others = [p for name, other in self.bots.items() if name != spec.name for p in _paths(bot_files(other))]
             own = {*_paths(files), *named}
-            socket_dir = Path(self.unix_address.removeprefix("unix:")).parent if self.unix_address is not None else None
+            relay = self._relays.get(spec.name)
+            socket_dir = relay.path.parent if relay is not None else None
             runtime = python_runtime()
             mounted = (*runtime, Path("/usr"), *((files.root,) if files.root is not None else ()))
             extra = [p for p in named if not any(p.is_relative_to(m) for m in mounted)]
@@ -168,6 +171,26 @@ class BotPool:
                 network=bool(spec.sandbox.network),
             )
         return self._views[spec.name]
+
+    async def _open_relay(self, spec: BotSpec) -> None:
+        """An isolated bot's own socket (seen as the referee's), relayed to the referee's with a cap on the
+        connections the bot holds at once (sandbox/relay.py): a flood fills its own cap, not the referee's."""
+        if spec.sandbox.isolation != "strict" or self.unix_address is None or spec.name in self._relays:
+            return
+        referee = Path(self.unix_address.removeprefix("unix:"))
+        folder = referee.parent.parent / f"b{len(self._relays)}"  # beside the referee's, in its private folder
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+
+        def reached(limit: int, name: str = spec.name) -> None:
+            if self._relays[name].times_full == 1:  # once: a flood fills it again each time one closes
+                detail = f"connection limit {limit} reached on the referee's socket: further connections wait"
+                self.store.add_fault(name, "limit", detail, None)
+                self.observer.note(f"bot {name}: {detail}")
+
+        relay = Relay(folder / referee.name, referee, DEFAULT_BOT_CONNECTIONS, reached)
+        self._relays[spec.name] = relay
+        await relay.start()
 
     def _readable(self, spec: BotSpec, files: BotFiles) -> list[tuple[Path, Path]]:
         """(source, where the bot sees it) for the bot's files. As root, an isolated bot runs as an unprivileged
@@ -243,6 +266,7 @@ class BotPool:
     async def start(self, name: str) -> Worker:
         """A new process for bot ``name``, with its own token (not yet connected, not busy)."""
         spec = self.bots[name]
+        await self._open_relay(spec)
         token = await self.issue_token(name)
         self._numbers[name] += 1
         number = self._numbers[name]
@@ -396,6 +420,7 @@ class BotPool:
             self._store_late_faults(worker)
         for stage in self._staged:
             shutil.rmtree(stage, ignore_errors=True)
+        await asyncio.gather(*(relay.aclose() for relay in self._relays.values()), return_exceptions=True)
 
     def _store_late_faults(self, worker: Worker, stored_end: str = "", told_end: str = ", as the run ended") -> None:
         if worker.bot in self._silenced:
