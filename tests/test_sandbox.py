@@ -265,8 +265,8 @@ def test_a_bot_flooding_the_referee_socket_fills_only_its_own_connection_cap(tmp
     ) in faults, faults
     logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
     held = [int(line.split()[1]) for line in logs.splitlines() if line.startswith("holding ")]
-    # its processes filled its cap, and no more got through than the cap and the socket's backlog (65 each time)
-    assert DEFAULT_BOT_CONNECTIONS <= sum(held) < 1000, held
+    # its processes filled its cap; no flood got more through than the cap and the socket's backlog (65)
+    assert sum(held) >= DEFAULT_BOT_CONNECTIONS and max(held) < DEFAULT_BOT_CONNECTIONS + 100, held
 
 
 def _runs_from(proc: Path, folder: Path) -> bool:
