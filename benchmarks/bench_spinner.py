@@ -1,10 +1,11 @@
 """A bot that spins many processes: how much slower its opponent decides, with and without a CPU share per bot.
 
-One league of three bots, 2 players a game, concurrency 2: a victim (an SDK bot that does a fixed 20 ms of CPU
-work in each decision and prints how long it took on the wall clock), the built-in greedy bot, and a third bot
-that is either **calm** (plays at once) or a **spinner** (at its first decision it starts 200 processes that
-spin until the run ends, then plays at once). Reported: the victim's decisions (wall ms: median, 99th
-percentile, worst), its strikes (decisions over the 2 s clock), and the run's wall time, for
+One league of three bots, 2 players a game, concurrency 2, games to 30 points: a victim (the example minimal bot,
+doing a fixed 20 ms of CPU work in each decision and printing how long that took on the wall clock), the built-in
+greedy bot, and a third bot (the example minimal bot too) that is either **calm** or a **spinner** (at its first
+decision each of its processes starts 200 processes that spin until the run ends). Reported: the victim's
+decisions (wall ms: median, 99th percentile, worst), its strikes (decisions over the 2 s clock), and the run's
+wall time, for
 
 - ``isolation: strict`` (each bot's processes in a cgroup of its own with the default CPU weight: the spinner's
   200 processes share one bot's part of the CPU), and
@@ -29,41 +30,33 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-VICTIM = """\
-import time
+REPO = Path(__file__).resolve().parents[1]
+MINIMAL = (REPO / "examples" / "python" / "minimal_bot.py").read_text(encoding="utf-8")
+DECIDE = "    def decide(self, view: View) -> Action:\n"
 
-from skyjo_bot import Action, Bot, View
+#: The example minimal bot, doing 20 ms of CPU work first in each decision and printing its wall time.
+VICTIM = MINIMAL.replace(
+    DECIDE,
+    DECIDE
+    + "        import time\n"
+    + "        began, cpu = time.perf_counter(), time.process_time()\n"
+    + "        while time.process_time() - cpu < 0.02:\n"
+    + "            pass\n"
+    + "        print(f'DECIDE {(time.perf_counter() - began) * 1000:.1f}', flush=True)\n",
+)
 
-
-class Victim(Bot):
-    def decide(self, view: View) -> Action:
-        began, cpu = time.perf_counter(), time.process_time()
-        while time.process_time() - cpu < 0.02:  # 20 ms of CPU work
-            pass
-        print(f"DECIDE {(time.perf_counter() - began) * 1000:.1f}", flush=True)
-        return view.legal_actions[0]
-"""
-
-OTHER = """\
-import os
-
-from skyjo_bot import Action, Bot, View
-
-SPINNERS = int(os.environ.get("SPINNERS", "0"))
-
-
-class Other(Bot):
-    started = False
-
-    def decide(self, view: View) -> Action:
-        if SPINNERS and not Other.started:
-            Other.started = True
-            for _ in range(SPINNERS):
-                if os.fork() == 0:
-                    while True:
-                        pass
-        return view.legal_actions[0]
-"""
+#: The example minimal bot that, with SPINNERS set, starts that many spinning processes at its first decision.
+OTHER = MINIMAL.replace(
+    DECIDE,
+    DECIDE
+    + "        import os\n"
+    + "        if not getattr(MinimalBot, 'spun', False):\n"
+    + "            MinimalBot.spun = True\n"
+    + "            for _ in range(int(os.environ.get('SPINNERS', '0'))):\n"
+    + "                if os.fork() == 0:\n"
+    + "                    while True:\n"
+    + "                        pass\n",
+)
 
 
 def league(folder: Path, isolation: str, spinners: int, deals: int) -> dict[str, float]:
@@ -73,7 +66,8 @@ def league(folder: Path, isolation: str, spinners: int, deals: int) -> dict[str,
     (run / "victim.py").write_text(VICTIM, encoding="utf-8")
     (run / "other.py").write_text(OTHER, encoding="utf-8")
     (run / "league.yaml").write_text(
-        f"name: spin\nisolation: {isolation}\nplayers_per_game: 2\ndeals: {deals}\nseed: 5\nconcurrency: 2\n"
+        f"name: spin\nisolation: {isolation}\nrules: {{preset: official, end_score: 30}}\nplayers_per_game: 2\n"
+        f"deals: {deals}\nseed: 5\nconcurrency: 2\n"
         "time_control: {decision_ms: 2000, bank_ms: 0, max_strikes: 1000, grace_ms: 5000}\n"
         "rating: {bootstrap: 0}\noutput: out\nbots:\n"
         "  - {name: victim, python: victim.py}\n  - {name: greedy, builtin: greedy}\n"

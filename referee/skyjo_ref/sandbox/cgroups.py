@@ -54,12 +54,16 @@ class PidsCgroups:
         _remove_tree(self.base)
 
     def _enable(self, group: Path) -> None:
-        """cgroup v2: let ``group``'s children use the controllers (v1: every group has them)."""
-        if self.version == 2:
-            available = (group / "cgroup.controllers").read_text(encoding="ascii").split()
-            wanted = [c for c in ("pids", "cpu") if c in available]
-            if wanted:
-                self._write(group / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
+        """cgroup v2: let ``group``'s children use ``pids`` (needed) and ``cpu`` (a fair share where it may be
+        enabled; a v2 tree without it gives none). v1: every group has its hierarchy's controller."""
+        if self.version != 2:
+            return
+        available = (group / "cgroup.controllers").read_text(encoding="ascii").split()
+        if self.controller == "pids":
+            self._write(group / "cgroup.subtree_control", "+pids")
+        if "cpu" in available:
+            with contextlib.suppress(OSError):
+                self._write(group / "cgroup.subtree_control", "+cpu")
 
     def bot_group(self, name: str, max_pids: int | None = None) -> Path:
         """The group of bot ``name`` (made at its first process): every process of the bot is in it."""
@@ -194,6 +198,7 @@ def _writable(folder: Path, version: int, controller: str, tried: list[str]) -> 
     cgroups = PidsCgroups(folder, version, controller)
     try:
         cgroups.base.mkdir()
+        cgroups._enable(cgroups.base)
         probe = cgroups.base / "probe"
         probe.mkdir()
         if controller == "pids":
@@ -217,11 +222,18 @@ def cpu_cgroups() -> tuple[PidsCgroups | None, PidsCgroups | None]:
     v2 tree, those are the same folders."""
     if not sys.platform.startswith("linux"):
         return None, None
+    try:
+        pids_parent: Path | None = pids_cgroups().parent
+    except SandboxUnavailable:
+        pids_parent = None
     found: list[PidsCgroups | None] = []
     for controller in ("cpu", "cpuacct"):
         tree = None
         for version, folder in sorted(_own_cgroups(controller), key=lambda vf: -vf[0]):  # v2 first
-            tree = _writable(folder, version, controller, [])
+            if version == 2 and folder == pids_parent:  # the pids groups' own v2 tree: the same folders
+                tree = PidsCgroups(folder, version, controller)
+            else:
+                tree = _writable(folder, version, controller, [])
             if tree is not None:
                 break
         found.append(tree)
