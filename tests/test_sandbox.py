@@ -34,8 +34,10 @@ from skyjo_ref.sandbox import (
     classify_exit,
     network_isolation,
     pids_cgroups,
+    plan_for,
 )
-from skyjo_ref.sandbox.cgroups import cpu_cgroups
+from skyjo_ref.sandbox.cgroups import bot_cgroups, oom_kills, retire_group
+from skyjo_ref.sandbox.namespaces import BotView, python_runtime
 from skyjo_ref.sandbox.plan import DEFAULT_PROCESS_TASKS
 from skyjo_ref.sandbox.relay import DEFAULT_BOT_CONNECTIONS
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeServer, ServerConfig
@@ -225,8 +227,45 @@ def needs_cgroups(what: str) -> None:
         pids_cgroups()
     except SandboxUnavailable as exc:
         pytest.skip(f"no writable pids cgroup here: {exc}")
-    if what == "cpu" and cpu_cgroups()[1] is None:
+    if what == "cpu" and bot_cgroups()[1] is None:
         pytest.skip("no writable cgroup counts CPU time here")
+    if what == "memory" and bot_cgroups()[2] is None:
+        pytest.skip("no writable memory cgroup here")
+
+
+HOGS = (
+    "import os, sys\n"
+    "children = []\n"
+    "for _ in range(2):  # two processes of 80 MB each: each under the bot's cap, together over it\n"
+    "    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        hoard = b'x' * (80 * 1024 * 1024)\n"
+    "        os.read(0, 1)  # hold it until the test ends\n"
+    "        os._exit(0)\n"
+    "    children.append(child)\n"
+    "print([os.waitstatus_to_exitcode(os.waitpid(c, 0)[1]) for c in children], flush=True)\n"
+)
+
+
+@needs_linux
+def test_an_isolated_bots_processes_share_one_memory_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot's memory cap holds for all its processes together: two of 80 MB under a 128 MB cap, and the
+    kernel kills one (counted in the bot's group, so the fault says whose cap it was)."""
+    import skyjo_ref.sandbox.plan as plan_module
+
+    needs_cgroups("memory")
+    monkeypatch.setattr(plan_module, "bot_memory_mb", lambda: 128)
+    view = BotView(runtime=python_runtime(), binds=(), socket_dir=None, hidden=(), cwd=None)
+    plan = plan_for(Sandbox(isolation="strict"), f"hogs{os.getpid()}", view)
+    assert plan.bot_memory is not None
+    try:
+        done = subprocess.run(plan.wrap([sys.executable, "-c", HOGS]), input=b"", capture_output=True, timeout=120)
+        assert oom_kills(plan.bot_memory) >= 1, done
+        assert b"-9" in done.stdout, done  # one child was SIGKILLed
+    finally:
+        for group in (plan.cgroup, *plan.more_cgroups):
+            if group is not None:
+                retire_group(group)
 
 
 @needs_linux

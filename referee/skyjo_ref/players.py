@@ -36,14 +36,17 @@ from typing import Final, Literal
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.sandbox import (
+    BOT_MEMORY_LIMIT,
     TOTAL_CPU_LIMIT,
     BotView,
     Sandbox,
     SandboxPlan,
+    bot_memory_mb,
     classify_exit,
     cpu_used_s,
     describe_returncode,
     kill_group,
+    oom_kills,
     pids_limit_hits,
     plan_for,
     remove_group,
@@ -244,6 +247,13 @@ def telling_line(output: str) -> str:
 _STOP_CODES: Final = frozenset({0, -signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM, 128 + signal.SIGKILL})
 
 
+def _bot_memory_hit(plan: SandboxPlan | None, code: int) -> str | None:
+    """The bot's memory cap, if the kernel killed this process for it (SIGKILL, and its group counts OOM kills)."""
+    if plan is None or plan.bot_memory is None or code != -signal.SIGKILL or oom_kills(plan.bot_memory) == 0:
+        return None
+    return f"{BOT_MEMORY_LIMIT} {bot_memory_mb()} MB, all its processes together (the kernel's OOM killer)"
+
+
 def _has_ended(pid: int) -> bool:
     """Whether our child ``pid`` has already exited, before the event loop has heard of it: asyncio sets a
     process's ``returncode`` one loop turn after its child watcher reaps it. Peeks without reaping
@@ -430,7 +440,11 @@ class ManagedBot:
             # it ended on its own, even if stop() came first: it had died before the stop's signal, or ended with
             # a code of its own (its supervisor, still running when signalled, reports the bot's own exit)
             tail = self.output(40)
-            limit = self._limit_hit or classify_exit(plan.sandbox if plan else self.spec.sandbox, code, tail, hits)
+            limit = (
+                self._limit_hit
+                or _bot_memory_hit(plan, code)
+                or classify_exit(plan.sandbox if plan else self.spec.sandbox, code, tail, hits)
+            )
             fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, tail, limit)
             self.faults.append(fault)
             self.exited.set()  # after the fault: whoever wakes on it finds the fault noted

@@ -12,8 +12,10 @@ docs/sandbox.md is the threat model: what is protected, from whom, and what is n
 """
 
 from skyjo_ref.sandbox.cgroups import (
+    bot_memory_mb,
     cpu_used_s,
     kill_group,
+    oom_kills,
     pids_cgroups,
     pids_limit_hits,
     remove_group,
@@ -34,6 +36,7 @@ from skyjo_ref.sandbox.namespaces import (
     user_namespaces,
 )
 from skyjo_ref.sandbox.plan import (
+    BOT_MEMORY_LIMIT,
     SDK_OUT_OF_MEMORY,
     TOTAL_CPU_LIMIT,
     SandboxPlan,
@@ -44,6 +47,7 @@ from skyjo_ref.sandbox.plan import (
 )
 
 __all__ = [
+    "BOT_MEMORY_LIMIT",
     "ISOLATIONS",
     "SDK_OUT_OF_MEMORY",
     "TOTAL_CPU_LIMIT",
@@ -53,6 +57,7 @@ __all__ = [
     "Sandbox",
     "SandboxPlan",
     "SandboxUnavailable",
+    "bot_memory_mb",
     "check_sandbox",
     "classify_exit",
     "cpu_used_s",
@@ -62,6 +67,7 @@ __all__ = [
     "kill_group",
     "merge",
     "network_isolation",
+    "oom_kills",
     "pids_cgroups",
     "pids_limit_hits",
     "plan_for",

@@ -61,9 +61,10 @@ class PidsCgroups:
         available = (group / "cgroup.controllers").read_text(encoding="ascii").split()
         if self.controller == "pids":
             self._write(group / "cgroup.subtree_control", "+pids")
-        if "cpu" in available:
-            with contextlib.suppress(OSError):
-                self._write(group / "cgroup.subtree_control", "+cpu")
+        for controller in ("cpu", "memory"):
+            if controller in available:
+                with contextlib.suppress(OSError):
+                    self._write(group / "cgroup.subtree_control", f"+{controller}")
 
     def bot_group(self, name: str, max_pids: int | None = None) -> Path:
         """The group of bot ``name`` (made at its first process): every process of the bot is in it."""
@@ -215,19 +216,19 @@ def _writable(folder: Path, version: int, controller: str, tried: list[str]) -> 
 
 
 @functools.cache
-def cpu_cgroups() -> tuple[PidsCgroups | None, PidsCgroups | None]:
-    """(where a bot's group gets its fair CPU share, where its CPU time is counted), each None where this
-    referee cannot make cgroups of it: cgroup v2's ``cpu`` (``cpu.weight``; ``cpu.stat`` is in every v2 group)
-    or v1's ``cpu`` (``cpu.shares``) and ``cpuacct`` (``cpuacct.usage``). With the ``pids`` groups in the same
-    v2 tree, those are the same folders."""
+def bot_cgroups() -> tuple[PidsCgroups | None, PidsCgroups | None, PidsCgroups | None]:
+    """(where a bot's group gets its fair CPU share, where its CPU time is counted, where its memory is capped),
+    each None where this referee cannot make cgroups of it: cgroup v2's ``cpu`` (``cpu.weight``; ``cpu.stat``
+    is in every v2 group) and ``memory``, or v1's ``cpu`` (``cpu.shares``), ``cpuacct`` (``cpuacct.usage``) and
+    ``memory``. With the ``pids`` groups in the same v2 tree, those are the same folders."""
     if not sys.platform.startswith("linux"):
-        return None, None
+        return None, None, None
     try:
         pids_parent: Path | None = pids_cgroups().parent
     except SandboxUnavailable:
         pids_parent = None
     found: list[PidsCgroups | None] = []
-    for controller in ("cpu", "cpuacct"):
+    for controller in ("cpu", "cpuacct", "memory"):
         tree = None
         for version, folder in sorted(_own_cgroups(controller), key=lambda vf: -vf[0]):  # v2 first
             if version == 2 and folder == pids_parent:  # the pids groups' own v2 tree: the same folders
@@ -237,7 +238,46 @@ def cpu_cgroups() -> tuple[PidsCgroups | None, PidsCgroups | None]:
             if tree is not None:
                 break
         found.append(tree)
-    return found[0], found[1]
+    return found[0], found[1], found[2]
+
+
+@functools.cache
+def bot_memory_mb() -> int:
+    """The memory one isolated bot's processes may use together: a quarter of the machine's (at least 1 GB), so
+    that no bot can take the machine's memory from the referee and the other bots."""
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
+            if line.startswith("MemTotal:"):
+                return max(1024, int(line.split()[1]) // 1024 // 4)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 1024
+
+
+def cap_memory(group: Path, mb: int) -> None:
+    """Cap ``group``'s memory at ``mb`` (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``)."""
+    name = "memory.max" if (group / "memory.max").exists() else "memory.limit_in_bytes"
+    (group / name).write_text(str(mb * 1024 * 1024), encoding="ascii")
+
+
+def oom_kills(group: Path) -> int:
+    """How many processes of ``group`` (and the groups inside it) the kernel's OOM killer killed at a memory cap
+    (v2 ``memory.events`` counts the groups inside; v1's ``memory.oom_control``, Linux 4.13+, each its own)."""
+    if (group / "memory.events").exists():
+        return _oom_count(group / "memory.events")
+    return sum(_oom_count(g / "memory.oom_control") for g in (group, *(g for g in group.rglob("*") if g.is_dir())))
+
+
+def _oom_count(path: Path) -> int:
+    try:
+        text = path.read_text(encoding="ascii")
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return 0
 
 
 def cpu_used_s(group: Path) -> float | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from skyjo_ref.sandbox.cgroups import PidsCgroups, cpu_cgroups, pids_cgroups
+from skyjo_ref.sandbox.cgroups import PidsCgroups, bot_cgroups, bot_memory_mb, cap_memory, pids_cgroups
 from skyjo_ref.sandbox.limits import Limits, Sandbox, SandboxUnavailable
 from skyjo_ref.sandbox.namespaces import (
     CLONE_NEWUSER,
@@ -34,6 +34,9 @@ from skyjo_ref.sandbox.namespaces import (
 #: at big tables.
 DEFAULT_PROCESS_TASKS: Final = 512
 DEFAULT_BOT_TASKS: Final = 2048
+
+#: How a fault names a bot process the kernel killed because the bot's processes together used their memory.
+BOT_MEMORY_LIMIT: Final = "memory limit of the bot"
 
 #: How a fault names a bot stopped for its CPU time in all (``cpu_seconds``, counted by its cgroup).
 TOTAL_CPU_LIMIT: Final = "total CPU limit"
@@ -72,6 +75,7 @@ class SandboxPlan:
     view: BotView | None = None
     more_cgroups: tuple[Path, ...] = ()  # the process's groups in other hierarchies (cgroup v1: cpu, cpuacct)
     bot_cpu: Path | None = None  # the bot's group that counts the CPU time of all its processes
+    bot_memory: Path | None = None  # the bot's group that caps the memory of all its processes
     nproc_inside: int | None = None  # RLIMIT_NPROC set inside the bot's own user namespace (isolated, no cgroup)
 
     @property
@@ -160,35 +164,44 @@ def plan_for(sandbox: Sandbox, name: str, view: BotView | None = None) -> Sandbo
     try:
         pids = pids_cgroups()
         cgroup = pids.create(name, processes, DEFAULT_BOT_TASKS if isolated else None)
-        more, bot_cpu = _cpu_groups(name, pids, cgroup) if isolated else ((), None)
+        more, bot_cpu, bot_memory = _bot_groups(name, pids, cgroup) if isolated else ((), None, None)
     except OSError as exc:
         raise SandboxUnavailable("processes", f"cannot make a cgroup for bot {name!r}: {exc}") from None
     return SandboxPlan(
-        sandbox, unshare_flags=flags, cgroup=cgroup, view=view if isolated else None, more_cgroups=more, bot_cpu=bot_cpu
+        sandbox,
+        unshare_flags=flags,
+        cgroup=cgroup,
+        view=view if isolated else None,
+        more_cgroups=more,
+        bot_cpu=bot_cpu,
+        bot_memory=bot_memory,
     )
 
 
-def _cpu_groups(name: str, pids: PidsCgroups, process: Path) -> tuple[tuple[Path, ...], Path | None]:
-    """(the process's groups in the CPU hierarchies other than the pids one, the bot's group counting its CPU
-    time): a bot's group has the default CPU weight, so all bots share the CPU fairly, whatever their processes."""
-    share, account = cpu_cgroups()
+def _bot_groups(name: str, pids: PidsCgroups, process: Path) -> tuple[tuple[Path, ...], Path | None, Path | None]:
+    """(the process's groups in the hierarchies other than the pids one, the bot's group counting its CPU time,
+    the bot's group capping its memory): a bot's group has the default CPU weight, so all bots share the CPU
+    fairly whatever their processes, and at most :func:`bot_memory_mb` of memory."""
+    share, account, memory = bot_cgroups()
     more: list[Path] = []
-    bot_cpu = None
-    for tree in (share, account):
+    bot_cpu = bot_memory = None
+    for tree in (share, account, memory):
         if tree is None:
             continue
         if tree.parent == pids.parent:  # cgroup v2: one tree
             leaf = process
-        elif tree.base / name / process.name in more:
-            continue
         else:
-            tree.bot_group(name)
             leaf = tree.base / name / process.name
-            leaf.mkdir()
-            more.append(leaf)
+            if leaf not in more:  # cgroup v1 may mount cpu and cpuacct together
+                tree.bot_group(name)
+                leaf.mkdir()
+                more.append(leaf)
         if tree is account:
             bot_cpu = leaf.parent
-    return tuple(more), bot_cpu
+        if tree is memory:
+            bot_memory = leaf.parent
+            cap_memory(bot_memory, bot_memory_mb())
+    return tuple(more), bot_cpu, bot_memory
 
 
 def check_sandbox(sandbox: Sandbox) -> None:
