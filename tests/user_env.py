@@ -3,7 +3,8 @@
 The suite's interpreter and checkout usually lie in a private folder (a pyenv under /root, a clone in a 0700
 home): ``nobody`` cannot even start them, and the tests as a normal user would have to skip. This builds, in
 about a second, a virtual environment in a world-readable temporary folder from the system's ``python3`` (same
-ABI as the suite's), with the suite's installed packages hard-linked into it (no copy, no download) and this
+ABI as the suite's), with the suite's installed packages hard-linked into it (no copy, no download; a link
+shares its file's mode, so files of the suite's environment that were not readable by all become so) and this
 checkout's own packages copied.
 """
 

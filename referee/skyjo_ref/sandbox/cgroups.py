@@ -21,11 +21,12 @@ from skyjo_ref.sandbox.limits import SandboxUnavailable
 
 
 class PidsCgroups:
-    """Where this referee makes the cgroups of a controller (``pids``; ``cpu`` and ``cpuacct`` where v1 mounts them
-    apart): one group per bot, ``base/<bot>``, and in it one per bot process, ``base/<bot>/<bot>-<n>``.
+    """Where this referee makes the cgroups of a controller (``pids``; ``cpu``, ``cpuacct``, ``memory`` where v1
+    mounts them apart): one group per bot, ``base/bot-<bot>``, and in it one per bot process,
+    ``base/bot-<bot>/<bot>-<n>``.
 
     The bot's group holds what is the bot's as a whole (its CPU weight, its
-    CPU time used, a cap on all its tasks); the process's group is what the
+    CPU time used, caps on all its tasks and memory); the process's group is what the
     referee kills when that process ends. ``base`` is ``<own cgroup>/skyjo-ref-<pid>``;
     groups of referees that died without cleaning up (kill -9) are emptied and
     removed by the next referee that uses cgroups here.
@@ -72,7 +73,7 @@ class PidsCgroups:
             self.base.mkdir()
             atexit.register(self._remove_base)
             self._enable(self.base)
-        group = self.base / name
+        group = self.base / f"bot-{name}"  # never a control file's name (a bot may be called pids.max)
         if not group.exists():
             group.mkdir()
             self._enable(group)
@@ -197,19 +198,23 @@ def _own_cgroups(controller: str = "pids") -> Iterator[tuple[int, Path]]:
 def _writable(folder: Path, version: int, controller: str, tried: list[str]) -> PidsCgroups | None:
     """The cgroups of ``controller`` this referee can make under ``folder``, or None (why, in ``tried``)."""
     cgroups = PidsCgroups(folder, version, controller)
+    made = not cgroups.base.exists()  # it exists when an earlier look of this referee left bots' groups in it
     try:
-        cgroups.base.mkdir()
-        cgroups._enable(cgroups.base)
-        probe = cgroups.base / "probe"
+        if made:
+            cgroups.base.mkdir()
+            cgroups._enable(cgroups.base)
+        probe = cgroups.base / "probe"  # bots' groups are bot-NAME
         probe.mkdir()
         if controller == "pids":
             cgroups._write(probe / "pids.max", "1")
         probe.rmdir()
-        cgroups.base.rmdir()
+        if made:
+            cgroups.base.rmdir()
     except OSError as exc:
         tried.append(f"{folder}: {exc.strerror or exc}")
         with contextlib.suppress(OSError):
-            cgroups.base.rmdir()
+            if made:
+                cgroups.base.rmdir()
         return None
     cgroups.sweep()
     return cgroups
@@ -243,12 +248,12 @@ def bot_cgroups() -> tuple[PidsCgroups | None, PidsCgroups | None, PidsCgroups |
 
 @functools.cache
 def bot_memory_mb() -> int:
-    """The memory one isolated bot's processes may use together: a quarter of the machine's (at least 1 GB), so
+    """The memory one isolated bot's processes may use together: half the machine's (at least 1 GB), so
     that no bot can take the machine's memory from the referee and the other bots."""
     try:
         for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
             if line.startswith("MemTotal:"):
-                return max(1024, int(line.split()[1]) // 1024 // 4)
+                return max(1024, int(line.split()[1]) // 1024 // 2)
     except (OSError, ValueError, IndexError):
         pass
     return 1024

@@ -191,7 +191,7 @@ def _bot_groups(name: str, pids: PidsCgroups, process: Path) -> tuple[tuple[Path
         if tree.parent == pids.parent:  # cgroup v2: one tree
             leaf = process
         else:
-            leaf = tree.base / name / process.name
+            leaf = tree.base / f"bot-{name}" / process.name
             if leaf not in more:  # cgroup v1 may mount cpu and cpuacct together
                 tree.bot_group(name)
                 leaf.mkdir()
