@@ -97,8 +97,12 @@ MISBEHAVING_BOT = textwrap.dedent(
             print(f"holding {len(held)} connections", flush=True)
             return
         if how == "spinners":  # 200 spinning processes, forever: the others must play on at their pace
+            if getattr(misbehave, "spun", False):
+                return
+            misbehave.spun = True
             for _ in range(200):
                 if os.fork() == 0:
+                    os.nice(19)  # its own decisions first (the run waits for its games); its cgroup shares the same
                     while True:
                         pass
             return
@@ -285,6 +289,26 @@ def test_cpu_seconds_is_the_bots_total_children_one_after_another_included(tmp_p
     assert any("it has used its CPU time" in f for f in faults if f.startswith("disqualified: ")), faults
     logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
     assert "spent 9 s" not in logs
+
+
+@needs_linux
+def test_a_bot_spinning_200_processes_slows_only_itself_and_none_survives(tmp_path: Path) -> None:
+    """200 spinning processes in each of its processes, to the end of the run: the other bots' games are played
+    without a strike or forfeit, and nothing of the spinner is left. (It runs with its processes in its own
+    cgroups, one CPU share for the bot: benchmarks/bench_spinner.py measures the victim's latency; a latency
+    bound here would be a flake on a busy machine.)"""
+    needs_cgroups("cpu")
+    write_league(tmp_path, "isolation: strict", extra_env="MISBEHAVE: spinners")
+    text = (tmp_path / "league.yaml").read_text(encoding="utf-8")
+    text = text.replace("decision_ms: 0, bank_ms: 0, max_strikes: 1", "decision_ms: 5000, bank_ms: 0, max_strikes: 50")
+    (tmp_path / "league.yaml").write_text(text, encoding="utf-8")
+    result = run_league(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
+        others = db.execute("SELECT strikes, forfeit FROM seats WHERE bot != 'bad'").fetchall()
+    assert all(strikes == 0 and forfeit == 0 for strikes, forfeit in others), others
+    assert [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)] == []
 
 
 @needs_linux
