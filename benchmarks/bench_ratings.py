@@ -16,6 +16,16 @@ deals, each deal one duplicate block in the balanced seat design
   block's games by seat, noise N(0, 12)),
   rounded to integers (so ties happen), lowest total best. Its truth is each
   model's own limit: the fit of one league of ``--truth-deals`` deals.
+- ``shared``: a deal's seat luck shared by **every table** that plays the deal
+  (as in a league without a seed secret, where every table gets deal d's
+  deck): performance = strength + luck[deal][seat] + noise, normal, luck
+  ``--luck-share`` of a seat's variance (default 0.64), highest first. Its truth
+  is each model's limit, as for ``scores``.
+- ``thurstone``: a Thurstonian truth (not Plackett-Luce): performance =
+  strength + N(0, 1) noise per seat and game, no luck; truth as for ``scores``.
+
+``--resample deal`` (the league default without a secret) resamples whole deals
+(every table's games of a deal), ``block`` each (table, deal) block.
 
 Each league is fitted by both models (Breslow ties for Plackett-Luce, half
 wins for the pairwise fit), intervals come from ``--samples`` block-bootstrap
@@ -47,9 +57,16 @@ Game = tuple[tuple[tuple[int, ...], int], list[tuple[str, int]]]
 
 
 def play_block(
-    rng: random.Random, table: tuple[int, ...], deal: int, truth: Sequence[float], model: str, names: Sequence[str]
+    rng: random.Random,
+    table: tuple[int, ...],
+    deal: int,
+    truth: Sequence[float],
+    model: str,
+    names: Sequence[str],
+    deal_luck: Sequence[float] = (),
+    luck_share: float = 0.64,
 ) -> list[Game]:
-    """One duplicate block: the table's balanced seatings on one deal."""
+    """One duplicate block: the table's balanced seatings on one deal (``deal_luck``: the deal's seat luck)."""
     k = len(table)
     luck = [rng.gauss(0.0, 4.0) for _ in range(k)]  # shared by the block's games, by seat
     out: list[Game] = []
@@ -62,6 +79,13 @@ def play_block(
             ranks = [0] * k
             for place, s in enumerate(ranked):
                 ranks[s] = place + 1
+        elif model in ("shared", "thurstone"):
+            noise = math.sqrt(1.0 - luck_share) if model == "shared" else 1.0
+            perf = [
+                truth[b] + (deal_luck[s] if model == "shared" else 0.0) + rng.gauss(0.0, noise)
+                for s, b in enumerate(bots)
+            ]
+            ranks = [1 + sum(1 for p in perf if p > mine) for mine in perf]
         else:
             totals = [round(-truth[b] * 10.0 + luck[s] + rng.gauss(0.0, 12.0)) for s, b in enumerate(bots)]
             ranks = [1 + sum(1 for t in totals if t < mine) for mine in totals]
@@ -70,15 +94,31 @@ def play_block(
 
 
 def play_league(
-    rng: random.Random, n: int, k: int, deals: int, truth: Sequence[float], model: str, first_deal: int = 0
+    rng: random.Random,
+    n: int,
+    k: int,
+    deals: int,
+    truth: Sequence[float],
+    model: str,
+    first_deal: int = 0,
+    luck_share: float = 0.64,
 ) -> list[Game]:
     names = [f"b{i}" for i in range(n)]
+    sd = math.sqrt(luck_share)
+    luck = {deal: [rng.gauss(0.0, sd) for _ in range(k)] for deal in range(first_deal, first_deal + deals)}
     return [
         game
         for table in itertools.combinations(range(n), k)
         for deal in range(first_deal, first_deal + deals)
-        for game in play_block(rng, table, deal, truth, model, names)
+        for game in play_block(rng, table, deal, truth, model, names, luck[deal], luck_share)
     ]
+
+
+def by_unit(games: Sequence[Game], resample: str) -> list[Game]:
+    """``games`` keyed by the unit the bootstrap resamples: the deal, or the (table, deal) block."""
+    if resample == "block":
+        return list(games)
+    return [((("deal",), block[1]), seats) for block, seats in games]
 
 
 def centred(values: Sequence[float]) -> list[float]:
@@ -138,8 +178,8 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(f"bench-ratings/{args.truth}/{k}/{args.seed}")
     if args.truth == "pl":
         target = {"pl": centred(truth), "bt": centred(truth)}
-    else:  # each model's own limit on this truth
-        big = play_league(rng, n, k, args.truth_deals, truth, "scores")
+    else:  # each model's own limit on this truth (luck drawn afresh per deal: the limit, not one league's deals)
+        big = play_league(rng, n, k, args.truth_deals, truth, args.truth, luck_share=args.luck_share)
         _, _, beta_pl, beta_bt = fits(big, names)
         target = {"pl": centred(beta_pl), "bt": centred(beta_bt)}
     leagues = math.ceil(args.intervals / n)
@@ -148,7 +188,9 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
     heldout = {m: [0.0, 0, 0] for m in ("pl", "bt")}
     started = time.monotonic()
     for league in range(leagues):
-        games = play_league(rng, n, k, args.deals, truth, args.truth)
+        games = by_unit(
+            play_league(rng, n, k, args.deals, truth, args.truth, luck_share=args.luck_share), args.resample
+        )
         orders, pairs, beta_pl, beta_bt = fits(games, names)
         points = {"pl": centred(beta_pl), "bt": centred(beta_bt)}
         draws: dict[str, list[list[float]]] = {"pl": [[] for _ in names], "bt": [[] for _ in names]}
@@ -169,7 +211,7 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
                     low, high = interval(points[model][i], draws[model][i], seen[model][i], method)
                     hits[(model, method)] += low <= target[model][i] <= high
                     widths[(model, method)] += high - low
-        future = play_league(rng, n, k, 1, truth, args.truth, first_deal=args.deals)
+        future = play_league(rng, n, k, 1, truth, args.truth, first_deal=args.deals, luck_share=args.luck_share)
         for model, beta in (("pl", beta_pl), ("bt", beta_bt)):
             score = held_out(future, names, beta)
             heldout[model][0] += score.order_loglik
@@ -182,6 +224,8 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
         "bots": n,
         "deals": args.deals,
         "truth": args.truth,
+        "resample": args.resample,
+        **({"luck_share": args.luck_share} if args.truth == "shared" else {}),
         "leagues": leagues,
         "intervals": total,
         "samples": args.samples,
@@ -214,7 +258,9 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=10)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--spread", type=float, default=400.0)
-    parser.add_argument("--truth", choices=("pl", "scores"), default="pl")
+    parser.add_argument("--truth", choices=("pl", "scores", "shared", "thurstone"), default="pl")
+    parser.add_argument("--resample", choices=("deal", "block"), default="block")
+    parser.add_argument("--luck-share", type=float, default=0.64)
     parser.add_argument("--truth-deals", type=int, default=400)
     parser.add_argument("--seed", default="0")
     parser.add_argument("--json", default=None)

@@ -16,7 +16,7 @@ from skyjo_ref.tournament.adaptive import AdaptiveSettings, next_round, status_o
 from skyjo_ref.tournament.store import Store
 
 
-def league(folder: Path, adaptive: str = "{top: 1, max_games: 120}") -> Path:
+def league(folder: Path, adaptive: str = "{top: 1, max_games: 120}", players: int = 2) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "league.yaml"
     config.write_text(
@@ -24,7 +24,7 @@ def league(folder: Path, adaptive: str = "{top: 1, max_games: 120}") -> Path:
             f"""\
             name: adapt
             rules: {{preset: official, end_score: 30}}
-            players_per_game: 2
+            players_per_game: {players}
             seed: 4
             schedule: adaptive
             adaptive: {adaptive}
@@ -113,3 +113,14 @@ def test_adaptive_settings_are_checked_with_the_line_and_what_is_expected(tmp_pa
     config.write_text(config.read_text().replace("schedule: adaptive\n", ""))
     other = cli("tournament", str(config), cwd=tmp_path)
     assert other.returncode == 2 and "adaptive sets an adaptive schedule, not a round_robin one" in other.stderr
+
+
+def test_at_three_players_the_budget_counts_every_game_of_a_block(tmp_path: Path) -> None:
+    """A balanced 3-player block is 6 games: max_games 42 holds 7 blocks, never more games than that."""
+    config = league(tmp_path, "{max_games: 42}", players=3)
+    done = cli("tournament", str(config), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with Store(tmp_path / "out", create=False) as store:
+        assert 6 <= store.count() <= 42 and store.count() % 6 == 0
+        planned = sum(len(plan["blocks"]) for plan in store.rounds()) * 6
+    assert planned <= 42

@@ -117,6 +117,13 @@ def test_a_three_player_gate_through_the_cli(tmp_path: Path) -> None:
     with sqlite3.connect(out / "results.sqlite") as db:
         seats = [json.loads(s) for (s,) in db.execute("SELECT seats FROM games WHERE deal = 0 ORDER BY rotation")]
     assert [s.index("greedy") for s in seats] == [0, 2, 1]
+    ratings = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "ratings", str(out), "--json", "-"], capture_output=True, text=True
+    )
+    assert ratings.returncode == 0, ratings.stderr  # a gate's store is a store `ratings` reads
+    table = json.loads(ratings.stdout)
+    assert {row["name"] for row in table["bots"]} == {"greedy", "random.1", "random.2"}
+    assert any("random.1, random.2 are copies of one bot, random" in note for note in table["notes"])
 
 
 def test_bad_player_counts_are_refused(tmp_path: Path) -> None:

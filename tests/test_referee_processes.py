@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import sys
 import textwrap
@@ -279,3 +280,42 @@ def test_an_exit_code_that_the_stop_did_not_cause_is_a_fault(tmp_path: Path) -> 
 
     bot = asyncio.run(asyncio.wait_for(scenario(), 90))
     assert [f.returncode for f in bot.faults] == [2] and bot.restarts == 0 and not bot.running
+
+
+def test_a_bot_whose_watcher_is_cut_short_leaves_no_transport_to_the_garbage_collector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every subprocess transport is closed on the run's loop, whatever order processes end in.
+
+    The bot ignores SIGTERM and leaves a child in a session of its own that holds its output pipe open:
+    stop()'s wait for the watcher (0.3 s) ends while the watcher still waits for the pipe (2 s), as on a
+    loaded machine. Before, that transport was closed by the garbage collector after ``asyncio.run`` had
+    closed the loop: "Exception ignored in: BaseSubprocessTransport.__del__ ... Event loop is closed" on
+    the user's terminal (seen in tests/test_sandbox.py under load, and by `tournament` users).
+    """
+    leaver = command_spec(
+        [
+            sys.executable,
+            "-c",
+            "import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True); "
+            "print('child', child.pid, flush=True); print('up', flush=True); time.sleep(60)",
+        ],
+        name="leaver",
+    )
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.err_msg}: {u.exc_value!r}"))
+
+    async def scenario() -> int:
+        bot = ManagedBot(leaver, "127.0.0.1:1", "t")
+        await bot.start()
+        await said(bot, "up")
+        child = int(bot.output().split("child ")[1].split()[0])
+        await bot.stop(timeout_s=0.3)
+        assert not bot.running
+        return child
+
+    child = asyncio.run(asyncio.wait_for(scenario(), 60))
+    os.kill(child, 9)  # the child that left the bot's process group (no cgroup here to take it)
+    gc.collect()  # what asyncio left behind is collected now, after its loop has closed
+    assert unraisable == []

@@ -297,6 +297,9 @@ def test_the_gate_section_draws_llr_bounds_pentanomial_and_verdict(browser: Brow
     page, watch = open_page(browser, tmp_path / "gate.html")
     assert page.locator("#gate .verdict").get_attribute("data-verdict") == "accepted"
     assert "greedy vs random: accepted" in page.locator("#gate .verdict").inner_text()
+    verdict_y = page.locator("#gate .verdict").bounding_box()
+    assert verdict_y is not None and verdict_y["y"] < 400  # the verdict first, above the leaderboard
+    assert page.locator("nav a").first.get_attribute("href") == "#gate"
     assert len((page.locator("#gate polyline.llr").get_attribute("points") or "").split()) == len(history)
     assert page.locator("#gate line.bound").count() == 2
     assert page.locator("#gate rect.penta").count() == 5
@@ -646,6 +649,8 @@ def test_the_forfeit_badge_shows_from_the_forfeit_on(
     assert badge.count() == 1
     page.keyboard.press("End")
     assert badge.count() == 1
+    reason = forfeit["reason"].split(" (")[0].split(": ")[0]
+    assert badge.inner_text().startswith("forfeit: ") and reason[:30] in badge.inner_text()  # it says why
     watch.check()
     page.close()
 
@@ -888,5 +893,40 @@ def test_table_sizes_seats_and_starters_show_the_numbers_of_ratings_json(browser
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#sizes").screenshot(path=str(SHOTS / "table-sizes.png"))
     page.locator("#seats").screenshot(path=str(SHOTS / "seats.png"))
+    watch.check()
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_every_navigation_link_scrolls_its_heading_below_the_sticky_bar(
+    browser: Browser, run: Path, width: int
+) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    watch = Watch(page)
+    page.goto((run / "report.html").as_uri())
+    links = page.locator("nav a").evaluate_all("e => e.map(a => a.getAttribute('href'))")
+    assert len(links) >= 6
+    for href in links:
+        page.evaluate("window.scrollTo(0, 0)")
+        page.locator(f"nav a[href='{href}']").click()
+        page.wait_for_function(
+            f"Math.abs(document.querySelector('{href}').getBoundingClientRect().top - "
+            "document.querySelector('nav').getBoundingClientRect().bottom) < 40 || "
+            "window.scrollY + window.innerHeight >= document.body.scrollHeight - 2"
+        )
+        nav_bottom = page.evaluate("document.querySelector('nav').getBoundingClientRect().bottom")
+        heading_top = page.evaluate(f"document.querySelector('{href} h2').getBoundingClientRect().top")
+        assert heading_top >= nav_bottom, (href, heading_top, nav_bottom)  # not under the bar
+    watch.check()
+    page.close()
+
+
+def test_a_game_address_opens_the_game_in_an_open_tab(browser: Browser, run: Path) -> None:
+    page, watch = open_page(browser, run / "report.html")
+    key = page.locator("#games-table tr[data-game]").nth(1).get_attribute("data-game")
+    assert key
+    page.evaluate(f"location.hash = 'game={key}&step=3'")  # typed into the address bar, the key not encoded
+    page.wait_for_function(f"document.querySelector('#viewer-body .viewer-head b')?.innerText === {key!r}")
+    assert position(page) == 3
     watch.check()
     page.close()

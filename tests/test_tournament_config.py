@@ -63,6 +63,12 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("unknown_time_key", "time_control: {decision: 5}\n" + GOOD_BOTS, ["time_control.decision", "decision_ms"]),
     ("unknown_anchor", "rating: {anchor: greedyy}\n" + GOOD_BOTS, ["rating.anchor", "greedyy", "bot's name"]),
     ("bad_bootstrap", "rating: {bootstrap: 5}\n" + GOOD_BOTS, ["rating.bootstrap", "at least 20"]),
+    ("bad_resample", "rating: {resample: game}\n" + GOOD_BOTS, ["rating.resample", "expected one of deal, block"]),
+    (
+        "block_resample_without_secret",
+        "rating: {resample: block}\n" + GOOD_BOTS,
+        ["rating.resample", "same deck for a deal", "expected 'deal'"],
+    ),
     ("bots_not_list", "bots: {name: g}\n", ["bots", "non-empty list"]),
     ("bot_without_name", "bots:\n  - builtin: greedy\n  - name: r\n    builtin: random\n", ["bots[0]", "'name'"]),
     (

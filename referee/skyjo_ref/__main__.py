@@ -1,5 +1,5 @@
 """``python -m skyjo_ref`` is the ``skyjo-ref`` command (handy in tests and venvs without scripts on PATH)."""
 
-from skyjo_ref.cli.app import main
+from skyjo_ref.cli.entry import main
 
 main()

@@ -266,6 +266,53 @@ def _has_ended(pid: int) -> bool:
         return True
 
 
+class _BotProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol for a process with pipes, that also says when the process has exited. On Python 3.11,
+    ``Process.wait()`` returns only once the process has exited *and* its output pipe is closed: a child it left
+    holding the pipe (in a session of its own) would hide its end, and hang a stop."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+#: How much of one output line is read at once; a longer line is cut in the log (see ManagedBot._pump).
+LINE_LIMIT: Final = 64 * 1024
+
+
+async def _start_process(
+    argv: tuple[str, ...] | list[str], *, cwd: str | None, env: dict[str, str]
+) -> asyncio.subprocess.Process:
+    """Start a bot's process (stdout and stderr on one pipe; its own session: stop() reaches its children)."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _BotProtocol(LINE_LIMIT, loop),
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=os.name == "posix",
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop)
+
+
+async def _ended(proc: asyncio.subprocess.Process) -> int:
+    """The process's exit code, once it has exited (whoever still holds its output pipe)."""
+    protocol = proc._protocol  # type: ignore[attr-defined]  # the Process of _start_process
+    if isinstance(protocol, _BotProtocol):
+        await protocol.exited.wait()
+        code = proc.returncode
+        assert code is not None
+        return code
+    return await proc.wait()
+
+
 class ManagedBot:
     """A bot process the referee side runs: started with ``SKYJO_ADDR``/``SKYJO_TOKEN``, restarted
     when it crashes (up to ``max_restarts`` times, with a growing pause), stopped with SIGTERM and
@@ -317,6 +364,7 @@ class ManagedBot:
         self._plan: SandboxPlan | None = None
         self._limit_hit: str | None = None  # set by the watchdog when it stops the process
         self._watchdog: asyncio.Task[None] | None = None
+        self._unclosed: list[asyncio.subprocess.Process] = []  # processes whose transport is still open (see _close)
 
     @property
     def pid(self) -> int | None:
@@ -352,19 +400,16 @@ class ManagedBot:
         self._started_at = time.monotonic()
         try:
             command = self.spec.process_command()
-            self._proc = await asyncio.create_subprocess_exec(
-                *(plan.wrap(command) if plan is not None else command),
+            self._proc = await _start_process(
+                plan.wrap(command) if plan is not None else command,
                 cwd=str(self.spec.cwd) if self.spec.cwd is not None and self.view is None else None,
                 env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=os.name == "posix",  # its own process group: stop() reaches its children
             )
         except BaseException:
             if plan is not None and plan.cgroup is not None:
                 remove_group(plan.cgroup)
             raise
+        self._unclosed.append(self._proc)
         if plan is not None and (plan.cgroup is not None or plan.bot_cpu is not None):
             self._watchdog = asyncio.create_task(self._guard(self._proc, plan))
         log.debug("bot %s started (pid %d; %s)", self.spec.name, self._proc.pid, self.spec.sandbox.describe())
@@ -386,7 +431,7 @@ class ManagedBot:
                 return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.WATCHDOG_S):  # not wait_for: see stop()
-                    await asyncio.shield(proc.wait())
+                    await asyncio.shield(_ended(proc))
 
     async def _reap_tree(self, proc: asyncio.subprocess.Process) -> None:
         """Kill what the ended process left behind (its process group, its cgroup) and retire its cgroup."""
@@ -420,7 +465,7 @@ class ManagedBot:
             proc = self._proc
             assert proc is not None
             pump = asyncio.create_task(self._pump(proc))
-            code = await proc.wait()
+            code = await _ended(proc)
             plan = self._plan
             hits = pids_limit_hits(plan.cgroup) if plan is not None and plan.cgroup is not None else 0
             await self._reap_tree(proc)  # its children hold the output pipe open: they go first
@@ -429,11 +474,7 @@ class ManagedBot:
                     await pump
             except TimeoutError:  # a child that left the process group (and had no cgroup) still holds it
                 log.warning("bot %s: a process it started still holds its output open", self.spec.name)
-            # close the ended process's transport on this loop: left to the garbage collector, it would close after the
-            # run's loop and print "Event loop is closed" (asyncio's Process has no public close)
-            transport = getattr(proc, "_transport", None)
-            if transport is not None:
-                transport.close()
+            self._close(proc)
             if self._stopped_it and code in _STOP_CODES:
                 self.exited.set()
                 return
@@ -492,10 +533,10 @@ class ManagedBot:
             self._signal(proc, signal.SIGTERM)
             try:
                 async with asyncio.timeout(timeout_s):
-                    await proc.wait()
+                    await _ended(proc)
             except TimeoutError:
                 self._signal(proc, signal.SIGKILL)
-                await proc.wait()
+                await _ended(proc)
         if proc is not None and self._watcher is None:
             await self._reap_tree(proc)
         if self._watcher is not None:
@@ -507,6 +548,21 @@ class ManagedBot:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
             self._watcher = None
+        for left in list(self._unclosed):  # the watcher was cancelled before it closed them (a loaded machine)
+            await self._reap_tree(left)
+            self._close(left)
+            await _ended(left)  # bounded: closing a transport kills its process, and its group is killed
+
+    def _close(self, proc: asyncio.subprocess.Process) -> None:
+        """Close a process's transport (its output pipe) on this loop, now. Left to the garbage collector, an
+        open transport closes after the run's loop has closed, and prints "Exception ignored ... Event loop is
+        closed" on the user's terminal. asyncio's Process has no public close; closing kills a process still
+        running."""
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
+        with contextlib.suppress(ValueError):
+            self._unclosed.remove(proc)
 
     @staticmethod
     def _signal(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None:

@@ -65,6 +65,14 @@ class _OneLineUsageErrors(typer.core.TyperGroup):
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C (or SIGTERM, cli/entry.py) that the command did not handle itself is one
+        line and exit 130 (Typer would turn it into a silent exit 130)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise typer.Exit(errors.handle_unexpected(KeyboardInterrupt())) from None
+
 
 app = typer.Typer(
     name="skyjo-ref",

@@ -467,7 +467,7 @@ def store_tables(
     games = store.games()
     use_anchor = None if pool_mean else (anchor if anchor is not None else saved.anchor)
     present = {s.bot for g in games for s in g.seats} | set(bots)
-    if use_anchor is not None and use_anchor not in present:
+    if use_anchor is not None and use_anchor not in present and f"{use_anchor}.1" not in present:
         raise errors.UserError(
             f"--anchor {use_anchor!r}: no such bot in {folder}: expected one of {', '.join(sorted(present))}"
         )

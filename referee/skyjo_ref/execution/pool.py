@@ -385,6 +385,8 @@ class BotPool:
 
     async def _replace(self, worker: Worker) -> None:
         """A fresh process (and token) for a worker whose process gave up."""
+        if self.closing:
+            return
         token = await self.issue_token(worker.bot)
         old = worker.process
         worker.process = ManagedBot(
@@ -411,11 +413,17 @@ class BotPool:
         a process that crashed in the run's last moments, whose exit the run's end overtook."""
         self.closing = True
         workers = [w for pool in self.workers.values() for w in pool]
+        stopped = {id(w): w.process for w in workers}
         await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in workers), return_exceptions=True)
         for worker in workers:
             if worker.watcher is not None:
                 worker.watcher.cancel()
         await asyncio.gather(*(w.watcher for w in workers if w.watcher is not None), return_exceptions=True)
+        # a watcher that was replacing a process as the run ended started a fresh one: it goes too (left running,
+        # its transport would be collected after the loop closed: "Event loop is closed" on the user's terminal)
+        workers = [w for pool in self.workers.values() for w in pool]
+        late = [w.process for w in workers if stopped.get(id(w)) is not w.process]
+        await asyncio.gather(*(process.stop(STOP_TIMEOUT_S) for process in late), return_exceptions=True)
         for worker in workers:
             self._store_late_faults(worker)
         for stage in self._staged:

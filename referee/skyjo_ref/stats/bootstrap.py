@@ -9,6 +9,19 @@ mean(draws)``, widens the bootstrap standard deviation by ``sqrt(n / (n - 1))``
 and uses Student's 97.5% quantile with ``n - 1`` degrees of freedom, ``n``
 the number of blocks the bot played in (the sample behind its own rating, not
 the league's: at 5 bots and 2 players a bot is in 4 of the 10 tables).
+
+Why a bot's own count although every resample draws all blocks: a rating's
+spread comes almost wholly from the blocks the bot is in (the other blocks
+move it only through its opponents' ratings, and those are pinned by many
+more blocks), so its own count is its effective sample size; it is also the
+smaller number, so the quantile errs wide, never narrow. A "block" here is
+whatever unit the caller resamples: in a league without a seed secret, a whole
+deal (every table's games of it), since the tables share its deck.
+
+With fewer than :data:`MIN_UNITS` blocks, or draws that do not differ (a bot
+whose every block ended alike), no interval is given (NaN, shown as a dash
+with a "too few games" note): one degree of freedom, or none, measures nothing,
+and a zero-width interval would claim certainty.
 """
 
 from __future__ import annotations
@@ -19,6 +32,8 @@ from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
 INTERVAL_METHODS: Final = ("normal", "percentile")
+#: The fewest independent blocks behind a rating that give it an interval.
+MIN_UNITS: Final = 3
 
 
 _Block = TypeVar("_Block")
@@ -50,7 +65,12 @@ def t_quantile_975(df: int) -> float:
 
 
 def interval(point: float, draws: Sequence[float], blocks: int, method: str) -> tuple[float, float]:
-    """The 95% interval of an estimate from its bootstrap ``draws`` over ``blocks`` resampled blocks."""
+    """The 95% interval of an estimate from its bootstrap ``draws`` over ``blocks`` resampled blocks;
+    NaN at both ends when there is too little to measure (module docstring)."""
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {method!r}: expected one of {', '.join(INTERVAL_METHODS)}")
+    if blocks < MIN_UNITS or max(draws, default=0.0) - min(draws, default=0.0) <= 1e-9 * max(1.0, abs(point)):
+        return math.nan, math.nan
     if method == "percentile":
         return percentile(draws, 0.025), percentile(draws, 0.975)
     if method == "normal":

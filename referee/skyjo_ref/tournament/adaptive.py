@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from skyjo_ref.seating import block_size
+from skyjo_ref.seating import design
 from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.tournament.league import sampled_tables
 from skyjo_ref.tournament.schedule import GameId
@@ -109,7 +109,7 @@ class Plan:
 
     def games(self, seating: str) -> list[GameId]:
         """The round's games: each block in its table's seat design (skyjo_ref.seating)."""
-        return [GameId(table, deal, r) for table, deal in self.blocks for r in range(block_size(len(table), seating))]
+        return [GameId(table, deal, r) for table, deal in self.blocks for r in design(len(table), seating)]
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "blocks": [[list(t), d] for t, d in self.blocks], "why": self.why}
@@ -230,14 +230,19 @@ def next_round(
     players_per_game: int,
     settings: AdaptiveSettings,
     games_so_far: int,
+    block_games: int | None = None,
 ) -> Plan | None:
     """The blocks of round ``number`` for the undecided comparisons (None: done, or no budget left).
 
-    ``planned_deals``: each table's deals planned so far (the next block of a table takes the next deal).
+    ``planned_deals``: each table's deals planned so far (the next block of a table takes the next deal);
+    ``block_games``: the games of one block (its seat design's; ``players_per_game`` when not given, the
+    rotations). Both the budget and a comparison's blocks so far are counted in it: every game of a block
+    seats both bots of the comparison its table was chosen for.
     """
     if current.done:
         return None
-    room = (settings.max_games - games_so_far) // players_per_game  # blocks the budget still holds
+    per_block = block_games or players_per_game
+    room = (settings.max_games - games_so_far) // per_block  # blocks the budget still holds
     if room <= 0:
         return None
     z_target = NormalDist().inv_cdf(current.threshold)
@@ -248,7 +253,7 @@ def next_round(
     # the least decided first: when the budget cuts a round, it cuts the clearest comparisons
     for comparison in sorted(current.undecided, key=lambda c: (abs(c.probability - 0.5), c.better, c.worse)):
         z = NormalDist().inv_cdf(min(max(comparison.probability, 1e-12), 1 - 1e-12))
-        pair_blocks = max(comparison.games / 2.0, 1.0)
+        pair_blocks = max(comparison.games / per_block, 1.0)
         if z > 0.05:
             needed = pair_blocks * ((z_target / z) ** 2 - 1.0)
             count = math.ceil(needed / 2)

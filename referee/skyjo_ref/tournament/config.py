@@ -48,7 +48,7 @@ from skyjo_ref.stats.bootstrap import INTERVAL_METHODS
 from skyjo_ref.tournament.adaptive import AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.secret import SecretError, read_secret
-from skyjo_ref.tournament.tables import DEFAULT_INTERVAL, DEFAULT_MODEL, RATING_MODELS
+from skyjo_ref.tournament.tables import DEFAULT_INTERVAL, DEFAULT_MODEL, RATING_MODELS, RESAMPLE_UNITS
 from skyjo_ref.tournament.tables import RatingConfig as RatingConfig  # re-exported: the config's rating part
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
@@ -82,7 +82,7 @@ TOP_KEYS: Final = (
     "isolation",
     "bots",
 )
-RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed", "model", "interval")
+RATING_KEYS: Final = ("anchor", "elo", "bootstrap", "interval_seed", "model", "interval", "resample")
 REFEREE_KEYS: Final = ("address", "control_token", "listen")
 BOT_KEYS: Final = ("name", *BOT_KINDS, "version", "cwd", "root", "env", "limits", "network", "isolation", "in_process")
 #: The largest value of each limit (a typo guard: 10x any sane league setting).
@@ -333,7 +333,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
             "an in_process bot plays inside this process's own referee: drop referee.address or in_process",
         )
 
-    rating = _rating(check, top.get("rating", {}), seen, seed)
+    rating = _rating(check, top.get("rating", {}), seen, seed, secret=seed_secret is not None)
     for size in sizes:  # every size must have its schedule (a sample's meetings fit the smallest table)
         schedule_kind, challengers, meetings = _schedule(check, top, seen, size)
     adaptive = _adaptive(check, top, schedule_kind, len(bots))
@@ -594,7 +594,8 @@ def _challengers(check: _Checker, top: Mapping[str, Any], names: Mapping[str, in
     return tuple(chosen)
 
 
-def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str) -> RatingConfig:
+def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str, *, secret: bool) -> RatingConfig:
+    """The ``rating`` section; ``secret``: deals are dealt per table (a seed secret), so blocks are independent."""
     if raw is None:
         raw = {}
     rating = check.mapping(raw, ("rating",), RATING_KEYS, ", ".join(RATING_KEYS))
@@ -626,8 +627,25 @@ def _rating(check: _Checker, raw: Any, names: Mapping[str, int], seed: int | str
         raise check.fail(
             ("rating", "interval"), f"unknown interval {method!r}: expected one of {', '.join(INTERVAL_METHODS)}"
         )
+    resample = rating.get("resample", "block" if secret else "deal")
+    if resample not in RESAMPLE_UNITS:
+        raise check.fail(
+            ("rating", "resample"), f"unknown unit {resample!r}: expected one of {', '.join(RESAMPLE_UNITS)}"
+        )
+    if resample == "block" and not secret:
+        raise check.fail(
+            ("rating", "resample"),
+            "'block' treats each table's games of a deal as independent, but without a seed secret every table "
+            "plays the same deck for a deal: expected 'deal' (the default), or a seed_secret_env/seed_secret_file",
+        )
     return RatingConfig(
-        anchor=anchor, elo=float(elo), bootstrap=bootstrap, interval_seed=interval_seed, model=model, interval=method
+        anchor=anchor,
+        elo=float(elo),
+        bootstrap=bootstrap,
+        interval_seed=interval_seed,
+        model=model,
+        interval=method,
+        resample=resample,
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
+from skyjo_ref.seating import block_size
 from skyjo_ref.tournament.adaptive import Plan, Status, first_round, next_round, status
 from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.league import league_games
@@ -228,18 +229,19 @@ class Rounds:
         done = self.store.finished_slots()
         if any((g.key, version_tag(g.table, self.versions)) not in done for g in self.games()):
             return None  # a round is not complete here (a shard's store): plan after the merge
-        planned = sum(len(p.blocks) for p in self.plans) * k
+        per_block = block_size(k, self.config.seating)  # a block is k(k-1) games under the balanced design
+        planned = sum(len(p.blocks) for p in self.plans) * per_block
         if not self.plans:
             plan: Plan | None = first_round(self.config.bot_names, k, settings, self.config.seed)
-            if plan is not None and len(plan.blocks) * k > settings.max_games:
-                plan.blocks = plan.blocks[: settings.max_games // k]
+            if plan is not None and len(plan.blocks) * per_block > settings.max_games:
+                plan.blocks = plan.blocks[: settings.max_games // per_block]
         else:
             deals: dict[tuple[str, ...], int] = {}
             for old in self.plans:
                 for table, deal in old.blocks:
                     deals[table] = max(deals.get(table, 0), deal + 1)
             current = self.status()
-            plan = next_round(len(self.plans) + 1, current, deals, k, settings, planned)
+            plan = next_round(len(self.plans) + 1, current, deals, k, settings, planned, per_block)
             if plan is None:
                 undecided = current.undecided
                 self.stopped = (

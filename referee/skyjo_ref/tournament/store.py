@@ -328,7 +328,8 @@ class Store:
                     self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(version),))
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # a Ctrl-C may land after COMMIT: nothing to roll back then
+                    self.db.execute("ROLLBACK")
                 raise
 
     def _patiently(self, action: Callable[[], _R]) -> _R:

@@ -13,7 +13,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from skyjo_ref.execution.types import GameId
 from skyjo_ref.stats import bradley_terry, plackett_luce
+from skyjo_ref.stats.bootstrap import MIN_UNITS
 from skyjo_ref.stats.clustered import ClusteredMean, clustered_mean
 from skyjo_ref.tournament.store import StoredGame
 
@@ -29,6 +31,15 @@ STORED_INTERVAL: Final = "percentile"
 MODEL_NAMES: Final = {"plackett-luce": "Plackett-Luce", "bradley-terry": "Bradley-Terry"}
 #: Virtual games per pair of bots, split as a draw, that keep every fit finite.
 PRIOR: Final = 1.0
+#: What the interval bootstrap resamples (docs/tournaments.md, "Intervals"): ``deal`` (every table's games of
+#: one deal together: without a seed secret every table plays the same deck for a deal, so their seat luck is
+#: shared) or ``block`` (a table's games of one deal: independent only when each table's deal is its own).
+RESAMPLE_UNITS: Final = ("deal", "block")
+
+
+def cluster(game: GameId, resample: str) -> Hashable:
+    """The independent unit ``game`` belongs to for the bootstrap: its deal, or its duplicate block."""
+    return game.deal if resample == "deal" else game.block
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +52,7 @@ class RatingConfig:
     interval_seed: int | str = 0
     model: str = DEFAULT_MODEL  # one of RATING_MODELS: how table orders become Elo
     interval: str = DEFAULT_INTERVAL  # one of stats.bootstrap.INTERVAL_METHODS
+    resample: str = "deal"  # one of RESAMPLE_UNITS: the independent unit the bootstrap draws
 
     @classmethod
     def stored(cls, saved: Mapping[str, Any] | None, bootstrap: int | None = None) -> RatingConfig:
@@ -58,6 +70,7 @@ class RatingConfig:
             interval_seed=saved.get("interval_seed", 0),
             model=saved.get("model", STORED_MODEL),
             interval=saved.get("interval", STORED_INTERVAL),
+            resample=saved.get("resample", "deal"),
         )
 
     def to_info(self) -> dict[str, Any]:
@@ -218,6 +231,8 @@ class Tables:
     notes: list[str] = field(default_factory=list)
     model: str = "plackett-luce"
     interval: str = "normal"
+    resample: str = "deal"  # the unit the intervals resample (RESAMPLE_UNITS)
+    units: int = 0  # how many of them the games make
     #: Per table size (players -> rows, best first), when the games have more than one size.
     by_size: dict[int, list[SizeRow]] = field(default_factory=dict)
     #: Per table size, per seat: (games, mean share of the other seats beaten; 0.5 = no seat effect).
@@ -241,6 +256,8 @@ class Tables:
                 "interval": 0.95 if self.bootstrap else None,
                 "interval_method": self.interval if self.bootstrap else None,
                 "bootstrap_samples": self.bootstrap,
+                "resample": self.resample if self.bootstrap else None,
+                "resample_units": self.units if self.bootstrap else None,
                 "interval_seed": self.interval_seed,
                 "prior_draws_per_pair": PRIOR,
             },
@@ -299,6 +316,7 @@ def compute(
     interval_seed: int | str = 0,
     model: str = "plackett-luce",
     interval: str = "normal",
+    resample: str = "deal",
 ) -> Tables:
     """The tables over ``games``; ``bots`` adds rows for bots without games yet (e.g. at the start)."""
     rows: dict[str, BotRow] = {}
@@ -337,16 +355,25 @@ def compute(
     notes: list[str] = []
     played = sorted(name for name, row in rows.items() if row.games)
     used_anchor = anchor
+    copies = sorted(name for name in played if anchor is not None and name.startswith(f"{anchor}."))
+    if anchor is not None and anchor not in played and f"{anchor}.1" in copies:
+        # a K-player gate's store: the baseline sat as copies name.1, name.2, ... (gate/spec.py seat_names)
+        notes.append(
+            f"{', '.join(copies)} are copies of one bot, {anchor}, rated apart: each copy sits in a fixed place "
+            f"after the candidate, so their Elo differ by where they sat, not by strength; anchored at {copies[0]}"
+        )
+        anchor = used_anchor = copies[0]
     if anchor is not None and anchor not in played:
         notes.append(f"anchor {anchor!r} has no games yet: Elo is anchored at the pool mean instead")
         used_anchor = None
-    orders = [(g.id.block, [(s.bot, s.rank) for s in g.seats]) for g in games]
+    orders = [(cluster(g.id, resample), [(s.bot, s.rank) for s in g.seats]) for g in games]
+    blocks = len({g.id.block for g in games})
     if model == "bradley-terry":
         pairs = bradley_terry.pair_data(orders, played)
-        blocks = len(pairs.blocks)
+        units = len(pairs.blocks)
     else:
         tables = plackett_luce.order_data(orders, played)
-        blocks = len(tables.blocks)
+        units = len(tables.blocks)
     if len(played) >= 2:
         if model == "bradley-terry":
             ratings = bradley_terry.rate(
@@ -359,6 +386,13 @@ def compute(
         for rating in ratings:
             row = rows[rating.name]
             row.elo, row.elo_low, row.elo_high = rating.elo, finite(rating.low), finite(rating.high)
+        few = [r.name for r in rows.values() if r.games and r.elo_low is None and r.name != used_anchor]
+        if bootstrap > 0 and few:
+            notes.append(
+                f"too few games for an interval: {', '.join(sorted(few))} (an interval needs the bot in at least "
+                f"{MIN_UNITS} independent {resample}s{' of the table' if resample == 'block' else ''} whose results "
+                "differ; shown as -)"
+            )
     elif len(played) == 1:
         rows[played[0]].elo = anchor_elo
     sizes = sorted({len(g.seats) for g in games})
@@ -366,13 +400,17 @@ def compute(
     if len(sizes) > 1:
         for k in sizes:
             subset = [g for g in games if len(g.seats) == k]
-            by_size[k] = _size_rows(subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval)
+            by_size[k] = _size_rows(
+                subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval, resample
+            )
     ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
     return Tables(
         rows=ordered,
         head_to_head=h2h,
         games=len(games),
         blocks=blocks,
+        resample=resample,
+        units=units,
         anchor=used_anchor,
         anchor_elo=anchor_elo,
         bootstrap=bootstrap,
@@ -382,7 +420,7 @@ def compute(
         interval=interval,
         by_size=by_size,
         seat_effects=seat_effects(games),
-        starter_effects=starter_effects(games),
+        starter_effects=starter_effects(games, resample),
     )
 
 
@@ -397,6 +435,7 @@ def rated(games: Sequence[StoredGame], bots: Iterable[str], rating: RatingConfig
         interval_seed=rating.interval_seed,
         model=rating.model,
         interval=rating.interval,
+        resample=rating.resample,
     )
 
 
@@ -496,7 +535,7 @@ def _share_beaten(ranks: Sequence[int], seat: int) -> float:
     return beaten / (len(ranks) - 1)
 
 
-def starter_effects(games: Sequence[StoredGame]) -> dict[int, StarterEffect]:
+def starter_effects(games: Sequence[StoredGame], resample: str = "deal") -> dict[int, StarterEffect]:
     """Per table size, what starting round 1 is worth (:class:`StarterEffect`).
 
     The starter is read from the record (:func:`skyjo_ref.records.round_starters`), not from the table
@@ -510,11 +549,12 @@ def starter_effects(games: Sequence[StoredGame]) -> dict[int, StarterEffect]:
         if k < 2 or starter is None or not 0 <= starter < k or not game.seats[0].round_scores:
             continue
         scores = [seat.round_scores[0] for seat in game.seats]
-        points.setdefault(k, {}).setdefault(game.id.block, []).append(
+        unit = cluster(game.id, resample)
+        points.setdefault(k, {}).setdefault(unit, []).append(
             scores[starter] - (sum(scores) - scores[starter]) / (k - 1)
         )
         ranks = [seat.rank for seat in game.seats]
-        shares.setdefault(k, {}).setdefault(game.id.block, []).append(_share_beaten(ranks, starter))
+        shares.setdefault(k, {}).setdefault(unit, []).append(_share_beaten(ranks, starter))
     effects: dict[int, StarterEffect] = {}
     for k, by_block in points.items():
         mean, share = clustered_mean(list(by_block.values())), clustered_mean(list(shares[k].values()))
@@ -531,6 +571,7 @@ def _size_rows(
     interval_seed: int | str,
     model: str,
     interval: str,
+    resample: str,
 ) -> list[SizeRow]:
     """Elo from one table size's games alone (anchored as the whole table, or at the pool mean without it)."""
     counts: dict[str, int] = {}
@@ -543,7 +584,7 @@ def _size_rows(
             counts[seat.bot] = counts.get(seat.bot, 0) + 1
             wins[seat.bot] = wins.get(seat.bot, 0.0) + (1.0 / winners if seat.rank == 1 else 0.0)
             totals[seat.bot] = totals.get(seat.bot, 0) + seat.total
-        orders.append((game.id.block, [(s.bot, s.rank) for s in game.seats]))
+        orders.append((cluster(game.id, resample), [(s.bot, s.rank) for s in game.seats]))
     names = sorted(counts)
     if len(names) < 2:
         return [SizeRow(name, anchor_elo, None, None, counts[name], wins[name], totals[name]) for name in names]

@@ -634,7 +634,10 @@
       const marks = [];
       const forfeit = forfeitsAt.find((f) => f.seat === p);
       const forfeited = forfeit ? reached(forfeit) : atEnd && ((r.result && r.result.forfeits) || []).includes(p);
-      if (forfeited) marks.push(el("span", { class: "mark forfeit", title: forfeit ? `forfeited in round ${forfeit.round + 1}: ${forfeit.reason || ""}` : "forfeited this game" }, "forfeit"));
+      // the badge says why (a forfeit beside "1 strike" at a limit of 2 must not read as the strike's doing)
+      const why = forfeit && forfeit.reason ? forfeit.reason.split(/ \(|: /)[0] : "";
+      const label = why ? `forfeit: ${why.length > 40 ? why.slice(0, 39) + "…" : why}` : "forfeit";
+      if (forfeited) marks.push(el("span", { class: "mark forfeit", title: forfeit ? `forfeited in round ${forfeit.round + 1}: ${forfeit.reason || ""}` : "forfeited this game" }, label));
       const strikes = (meta.strikes || []).filter((s) => s.seat === p &&
         (s.round < view.round || (s.round === view.round && s.action < view.done)));
       if (strikes.length) marks.push(el("span", { class: "mark strike", title: strikes.map((s) => s.detail).join("\n") }, `${strikes.length} strike${strikes.length > 1 ? "s" : ""}`));
@@ -769,6 +772,10 @@
   });
 
   /* ------------------------------------------------------------------- boot */
+  const nav = document.querySelector("nav");
+  const navHeight = () => document.documentElement.style.setProperty("--nav-h", `${nav ? nav.offsetHeight : 0}px`);
+  navHeight();
+  if (nav && window.ResizeObserver) new ResizeObserver(navHeight).observe(nav);
   renderLeaderboard();
   renderHeadToHead();
   renderHistory();
@@ -781,13 +788,26 @@
     width = window.innerWidth;
     renderHistory(); renderBot(); renderGate();
   });
-  const wanted = new URLSearchParams(location.hash.slice(1));
-  const wantedStep = wanted.get("step") === null ? null : Number(wanted.get("step"));
-  const at = Number.isInteger(wantedStep) ? { step: wantedStep } : undefined;
-  if (DATA.single) showRecord(DATA.single, loaded.get(DATA.single), at);
-  else if (wanted.get("game") && (loaded.has(wanted.get("game")) || BY_KEY.has(wanted.get("game")))) {
+  // #game=KEY&step=N opens a game at a step: on load, and when the address changes in an open tab. Read by
+  // hand, not by URLSearchParams, which turns a key's "+" into a space when someone types the key unencoded.
+  const hashParams = () => {
+    const out = new Map();
+    for (const part of location.hash.slice(1).split("&")) {
+      const eq = part.indexOf("=");
+      if (eq < 0) continue;
+      try { out.set(part.slice(0, eq), decodeURIComponent(part.slice(eq + 1))); } catch (e) { /* not a percent-encoding */ }
+    }
+    return out;
+  };
+  const openFromHash = () => {
+    const wanted = hashParams();
+    const wantedStep = wanted.has("step") ? Number(wanted.get("step")) : null;
+    const at = Number.isInteger(wantedStep) ? { step: wantedStep } : undefined;
     const key = wanted.get("game");
-    openGame(key, undefined, undefined, at);
-  }
+    if (DATA.single) showRecord(DATA.single, loaded.get(DATA.single), at);
+    else if (key && (loaded.has(key) || BY_KEY.has(key))) openGame(key, undefined, undefined, at);
+  };
+  openFromHash();
+  window.addEventListener("hashchange", openFromHash);
   window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA };
 })();
