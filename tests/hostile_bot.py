@@ -174,6 +174,42 @@ def attacks() -> None:
         if with_notes is None:
             foreign += [p for p in os.listdir(shared) if p.startswith("skyjo-notes-") and ME not in p]
     report("pass-notes", bool(foreign), f"notes of other processes found: {foreign}")
+    channels(libc)
+
+
+def channels(libc: ctypes.CDLL) -> None:
+    """Kernel objects two sandboxes could share: locks on a file both can read, the uid's keyring, file watches,
+    the kernel log. Each call that works is a channel (another process could see or set the same bits)."""
+    import fcntl
+    import struct
+
+    shared = open(ENV["SDK_FILE"], "rb")  # held while the bot plays, as a channel would be
+    globals()["_SHARED"] = shared
+    done = []
+    for name, command in (("posix", fcntl.F_SETLK), ("ofd", 37), ("ofd-query", 36)):  # 36/37: F_OFD_GETLK/SETLK
+        try:
+            fcntl.fcntl(shared, command, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 7, 1, 0))
+            done.append(name)
+        except OSError as exc:
+            done.append(f"{name} refused ({exc.strerror})")
+    try:
+        fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        done.append("flock")
+    except OSError as exc:
+        done.append(f"flock refused ({exc.strerror})")
+    report("lock-channel", any(" refused" not in d for d in done), f"on {ENV['SDK_FILE']}: {', '.join(done)}")
+
+    key = libc.syscall(248, b"user", f"skyjo-note-{ME}".encode(), b"card", 4, -4)  # add_key(@u)
+    found = libc.syscall(250, 10, -4, b"user", b"skyjo-note-leaked", 0)  # keyctl(KEYCTL_SEARCH, @u, ...)
+    why = os.strerror(ctypes.get_errno())
+    report("keyring", key >= 0 or found >= 0, f"add_key: {key}, search: {found} ({why})")
+
+    watch = libc.inotify_init1(0)
+    added = libc.inotify_add_watch(watch, ENV["SDK_FILE"].encode(), 0x20) if watch >= 0 else -1  # IN_OPEN
+    report("watch-files", added >= 0, f"inotify_init1: {watch}, add_watch: {added} ({os.strerror(ctypes.get_errno())})")
+
+    read = libc.klogctl(3, ctypes.create_string_buffer(4096), 4096)  # syslog(2): SYSLOG_ACTION_READ_ALL
+    report("kernel-log", read >= 0, f"syslog: {read} ({os.strerror(ctypes.get_errno())})")
 
 
 class Hostile(Bot):

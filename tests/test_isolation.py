@@ -24,6 +24,7 @@ import pytest
 import skyjo_bot
 from loopback import loopback_listener
 from skyjo_ref.sandbox import isolation_problem
+from user_env import UserEnv, user_env
 
 REPO = Path(__file__).resolve().parents[1]
 MINIMAL = REPO / "examples" / "python" / "minimal_bot.py"
@@ -49,6 +50,10 @@ ATTACKS = (
     "leave-cgroup",
     "outlive",
     "pass-notes",
+    "lock-channel",
+    "keyring",
+    "watch-files",
+    "kernel-log",
 )
 
 
@@ -75,30 +80,47 @@ def running_with(mark: str) -> list[int]:
     return found
 
 
-def as_user_problem() -> str | None:
+def as_user_problem(env: UserEnv) -> str | None:
     """None if this test can run the league as an unprivileged user here, else why not."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         return "needs root (to become nobody) and setpriv"
     code = "import subprocess, sys, skyjo_ref; subprocess.run([sys.executable, '-c', 'import skyjo_bot'], check=True)"
     probe = subprocess.run(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c", code],
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(env.python), "-c", code],
         capture_output=True,
         text=True,
         cwd="/",
     )
     if probe.returncode != 0:
-        return f"nobody cannot run this interpreter and checkout: {probe.stderr.strip().splitlines()[-1:]}"
+        return f"nobody cannot run the environment made for it: {probe.stderr.strip().splitlines()[-1:]}"
     return None
+
+
+@pytest.fixture(scope="module")
+def nobody_env() -> Iterator[UserEnv | str]:
+    """An environment ``nobody`` can run (tests/user_env.py), or why there is none."""
+    env = user_env()
+    yield env
+    if isinstance(env, UserEnv):
+        env.remove()
 
 
 @pytest.fixture(scope="module", params=["root", "user"])
 def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
-    """The league as root (as CI runs it), and as an unprivileged user where the machine allows it."""
+    """The league as root (as CI runs it), and as an unprivileged user (``nobody``, in an environment made for
+    it) where the machine allows it."""
     if (problem := isolation_problem()) is not None:
         pytest.skip(f"cannot isolate bots here: {problem}")
     as_user = request.param == "user"
-    if as_user and (why := as_user_problem()) is not None:
-        pytest.skip(f"the league as an unprivileged user: {why}")
+    python = sys.executable
+    sdk_file = str(Path(skyjo_bot.__file__))
+    if as_user:
+        env = request.getfixturevalue("nobody_env")
+        why = env if isinstance(env, str) else as_user_problem(env)
+        if why is not None:
+            pytest.skip(f"the league as an unprivileged user: {why}")
+        assert isinstance(env, UserEnv)
+        python, sdk_file = str(env.python), str(env.site / "skyjo_bot" / "__init__.py")
     folder = Path(tempfile.mkdtemp(prefix="skyjo-hostile-")) if as_user else tmp_path_factory.mktemp("hostile")
     (folder / "hostile").mkdir()
     shutil.copy(REPO / "tests" / "hostile_bot.py", folder / "hostile" / "bot.py")
@@ -111,7 +133,7 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             "LEAGUE_GAMES": str(folder / "out" / "games"),
             "LEAGUE_STORE": str(folder / "out" / "results.sqlite"),
             "OTHER_BOT": str(folder / "honest" / "bot.py"),
-            "SDK_FILE": str(Path(skyjo_bot.__file__)),
+            "SDK_FILE": sdk_file,
             "REFEREE_PID": str(os.getpid()),  # a host pid: the referee's is the next ones
             "LISTENER_PORT": str(port),
             "OUTLIVE_MARK": mark,
@@ -129,7 +151,7 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         result = subprocess.run(
             [
                 *(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if as_user else []),
-                sys.executable,
+                python,
                 "-m",
                 "skyjo_ref",
                 "tournament",
@@ -152,6 +174,7 @@ def league(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def test_the_run_finishes_with_every_game_stored_and_the_honest_bot_untouched(league: League) -> None:
     assert league.result.returncode == 0, league.result.stderr
     assert "Traceback" not in league.result.stderr
+    assert "not isolated" not in league.result.stderr  # as nobody too: isolated, not a weaker run
     with sqlite3.connect(league.folder / "out" / "results.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
         honest = db.execute("SELECT strikes, forfeit FROM seats WHERE bot = 'honest'").fetchall()
@@ -197,6 +220,45 @@ def test_the_bots_see_no_runner_environment_and_an_unprivileged_uid(league: Leag
     cgroups as root would); here the host's view: its processes ran as an unprivileged uid."""
     assert any(line.startswith("ATTACK runner-environment blocked") for line in league.lines)
     assert os.geteuid() != 0 or not any("SUCCEEDED" in line for line in league.lines)
+
+
+def test_a_process_cap_counts_the_bots_processes_not_the_users(nobody_env: UserEnv | str, tmp_path: Path) -> None:
+    """As a normal user who already runs 40 processes, ``processes: 32`` still lets every bot start: the cap is
+    set inside the bot's own user namespace (RLIMIT_NPROC set before it counted every process of the user)."""
+    if isinstance(nobody_env, str) or (why := as_user_problem(nobody_env)) is not None:
+        pytest.skip(f"as an unprivileged user: {nobody_env if isinstance(nobody_env, str) else why}")
+    if (problem := isolation_problem()) is not None:
+        pytest.skip(f"cannot isolate bots here: {problem}")
+    folder = Path(tempfile.mkdtemp(prefix="skyjo-nproc-"))
+    shutil.copy(MINIMAL, folder / "bot.py")
+    (folder / "league.yaml").write_text(
+        "name: nproc\nplayers_per_game: 2\ndeals: 1\noutput: out\nrating: {bootstrap: 0}\n"
+        "limits: {processes: 32}\nbots:\n  - {name: a, python: bot.py}\n  - {name: b, python: bot.py}\n",
+        encoding="utf-8",
+    )
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, 65534, 65534)
+    nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    sleepers = [subprocess.Popen([*nobody, "sleep", "600"]) for _ in range(40)]
+    try:
+        result = subprocess.run(
+            [*nobody, str(nobody_env.python), "-m", "skyjo_ref", "tournament", "league.yaml"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    try:
+        assert result.returncode == 0, result.stderr
+        with sqlite3.connect(folder / "out" / "results.sqlite") as db:
+            assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 2
+            assert db.execute("SELECT COUNT(*) FROM faults").fetchone()[0] == 0
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def league_without_bubblewrap(folder: Path, isolation: str) -> subprocess.CompletedProcess[str]:

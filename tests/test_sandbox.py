@@ -34,7 +34,12 @@ from skyjo_ref.sandbox import (
     classify_exit,
     network_isolation,
     pids_cgroups,
+    plan_for,
 )
+from skyjo_ref.sandbox.cgroups import bot_cgroups, oom_kills, retire_group
+from skyjo_ref.sandbox.namespaces import BotView, python_runtime
+from skyjo_ref.sandbox.plan import DEFAULT_PROCESS_TASKS
+from skyjo_ref.sandbox.relay import DEFAULT_BOT_CONNECTIONS
 from skyjo_ref.server import FinishedGame, MatchClient, RefereeServer, ServerConfig
 from skyjo_ref.server.client import MatchEnd
 from skyjo_ref.tournament.config import ConfigError, parse_config
@@ -67,6 +72,40 @@ MISBEHAVING_BOT = textwrap.dedent(
             signal.signal(signal.SIGXCPU, signal.SIG_IGN)
             while True:
                 pass
+        if how == "serial-cpu":  # children one after another, each under the per-process limit, more in all
+            import subprocess
+
+            spin = "import time\\nwhile time.process_time() < 1.5:\\n    pass\\n"
+            for _ in range(6):
+                subprocess.run([sys.executable, "-c", spin])
+            print("spent 9 s of CPU in children", flush=True)
+        if how == "flood":  # 20,000 connections to the referee's socket, held open, then play on
+            held = []
+            for _ in range(20000):
+                conn = socket.socket(socket.AF_UNIX)
+                conn.setblocking(False)
+                try:
+                    conn.connect(os.environ["SKYJO_ADDR"].removeprefix("unix:"))
+                except BlockingIOError:  # the backlog is full: the relay accepts no more of ours
+                    conn.close()
+                    break
+                except OSError:
+                    conn.close()
+                    break
+                held.append(conn)
+            globals()["HELD"] = held
+            print(f"holding {len(held)} connections", flush=True)
+            return
+        if how == "spinners":  # 200 spinning processes, forever: the others must play on at their pace
+            if getattr(misbehave, "spun", False):
+                return
+            misbehave.spun = True
+            for _ in range(200):
+                if os.fork() == 0:
+                    os.nice(19)  # its own decisions first (the run waits for its games); its cgroup shares the same
+                    while True:
+                        pass
+            return
         if how == "fork":  # start children until the cap stops it
             while True:
                 if os.fork() == 0:
@@ -163,7 +202,7 @@ def test_a_bot_that_allocates_memory_until_stopped_loses_and_the_memory_limit_is
 
 @needs_linux
 def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -> None:
-    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu")
+    write_league(tmp_path, "isolation: none, limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu")
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (killed by SIGXCPU")
 
 
@@ -171,7 +210,7 @@ def test_a_bot_that_spins_is_killed_at_its_cpu_limit_and_loses(tmp_path: Path) -
 def test_a_bot_that_ignores_sigxcpu_is_killed_and_recorded_as_a_limit_not_a_crash(tmp_path: Path) -> None:
     """The kernel's SIGKILL one second past the soft limit: the supervisor ends by that signal too (it once
     raised EINVAL setting SIGKILL's handler, and the bot was stored as a crash, exit code 1)."""
-    write_league(tmp_path, "limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu-stubborn")
+    write_league(tmp_path, "isolation: none, limits: {cpu_seconds: 1}", extra_env="MISBEHAVE: cpu-stubborn")
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: CPU limit 1 s (or the kernel's OOM killer)")
 
 
@@ -185,6 +224,113 @@ def test_a_fork_bomb_is_bounded_by_the_process_cap_and_its_whole_tree_killed(tmp
     check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: process limit 24 reached")
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)]
     assert leftovers == []  # no child of the bomb survived the run
+
+
+def needs_cgroups(what: str) -> None:
+    """Skip where this machine gives no cgroup ``what`` needs (named in the reason)."""
+    try:
+        pids_cgroups()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no writable pids cgroup here: {exc}")
+    if what == "cpu" and bot_cgroups()[1] is None:
+        pytest.skip("no writable cgroup counts CPU time here")
+    if what == "memory" and bot_cgroups()[2] is None:
+        pytest.skip("no writable memory cgroup here")
+
+
+HOGS = (
+    "import os, sys\n"
+    "children = []\n"
+    "for _ in range(2):  # two processes of 80 MB each: each under the bot's cap, together over it\n"
+    "    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        hoard = b'x' * (80 * 1024 * 1024)\n"
+    "        os.read(0, 1)  # hold it until the test ends\n"
+    "        os._exit(0)\n"
+    "    children.append(child)\n"
+    "print([os.waitstatus_to_exitcode(os.waitpid(c, 0)[1]) for c in children], flush=True)\n"
+)
+
+
+@needs_linux
+def test_an_isolated_bots_processes_share_one_memory_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot's memory cap holds for all its processes together: two of 80 MB under a 128 MB cap, and the
+    kernel kills one (counted in the bot's group, so the fault says whose cap it was)."""
+    import skyjo_ref.sandbox.plan as plan_module
+
+    needs_cgroups("memory")
+    monkeypatch.setattr(plan_module, "bot_memory_mb", lambda: 128)
+    view = BotView(runtime=python_runtime(), binds=(), socket_dir=None, hidden=(), cwd=None)
+    plan = plan_for(Sandbox(isolation="strict"), f"hogs{os.getpid()}", view)
+    assert plan.bot_memory is not None
+    try:
+        done = subprocess.run(plan.wrap([sys.executable, "-c", HOGS]), input=b"", capture_output=True, timeout=120)
+        assert oom_kills(plan.bot_memory) >= 1, done
+        assert b"-9" in done.stdout, done  # one child was SIGKILLed
+    finally:
+        for group in (plan.cgroup, *plan.more_cgroups):
+            if group is not None:
+                retire_group(group)
+
+
+@needs_linux
+def test_an_isolated_fork_bomb_without_limits_meets_the_default_cap_and_the_run_goes_on(tmp_path: Path) -> None:
+    needs_cgroups("pids")
+    write_league(tmp_path, "isolation: strict", extra_env="MISBEHAVE: fork")
+    check_lost_and_recorded(tmp_path, run_league(tmp_path), f"killed: process limit {DEFAULT_PROCESS_TASKS} reached")
+    assert [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)] == []
+
+
+@needs_linux
+def test_cpu_seconds_is_the_bots_total_children_one_after_another_included(tmp_path: Path) -> None:
+    """Six children of 1.5 s each, one after another: each is under ``cpu_seconds: 2``, all of them are not."""
+    needs_cgroups("cpu")
+    write_league(tmp_path, "isolation: strict, limits: {cpu_seconds: 2}", extra_env="MISBEHAVE: serial-cpu")
+    faults = check_lost_and_recorded(tmp_path, run_league(tmp_path), "killed: total CPU limit 2 s (")
+    assert any("it has used its CPU time" in f for f in faults if f.startswith("disqualified: ")), faults
+    logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
+    assert "spent 9 s" not in logs
+
+
+@needs_linux
+def test_a_bot_spinning_200_processes_slows_only_itself_and_none_survives(tmp_path: Path) -> None:
+    """200 spinning processes in each of its processes, to the end of the run: the other bots' games are played
+    without a strike or forfeit, and nothing of the spinner is left. (It runs with its processes in its own
+    cgroups, one CPU share for the bot: benchmarks/bench_spinner.py measures the victim's latency; a latency
+    bound here would be a flake on a busy machine.)"""
+    needs_cgroups("cpu")
+    write_league(tmp_path, "isolation: strict", extra_env="MISBEHAVE: spinners")
+    text = (tmp_path / "league.yaml").read_text(encoding="utf-8")
+    text = text.replace("decision_ms: 0, bank_ms: 0, max_strikes: 1", "decision_ms: 5000, bank_ms: 0, max_strikes: 50")
+    (tmp_path / "league.yaml").write_text(text, encoding="utf-8")
+    result = run_league(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
+        others = db.execute("SELECT strikes, forfeit FROM seats WHERE bot != 'bad'").fetchall()
+    assert all(strikes == 0 and forfeit == 0 for strikes, forfeit in others), others
+    assert [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_from(p, tmp_path)] == []
+
+
+@needs_linux
+def test_a_bot_flooding_the_referee_socket_fills_only_its_own_connection_cap(tmp_path: Path) -> None:
+    """20,000 connections held (once the cap is full, connects wait in the backlog and then fail): the bot's cap
+    is reached and recorded as its fault, every game is played, the others play without a forfeit."""
+    write_league(tmp_path, "isolation: strict", extra_env="MISBEHAVE: flood")
+    result = run_league(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
+        assert db.execute("SELECT COUNT(*) FROM seats WHERE bot != 'bad' AND forfeit = 1").fetchone()[0] == 0
+        faults = db.execute("SELECT kind, detail FROM faults WHERE bot = 'bad'").fetchall()
+    assert (
+        "limit",
+        f"connection limit {DEFAULT_BOT_CONNECTIONS} reached on the referee's socket: further connections wait",
+    ) in faults, faults
+    logs = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "logs").glob("bad-*.log"))
+    held = [int(line.split()[1]) for line in logs.splitlines() if line.startswith("holding ")]
+    # its processes filled its cap; no flood got more through than the cap and the socket's backlog (65)
+    assert sum(held) >= DEFAULT_BOT_CONNECTIONS and max(held) < DEFAULT_BOT_CONNECTIONS + 100, held
 
 
 def _runs_from(proc: Path, folder: Path) -> bool:
@@ -286,7 +432,7 @@ def test_a_limit_this_machine_cannot_enforce_is_refused_not_dropped(monkeypatch:
     import skyjo_ref.sandbox.cgroups as cgroups
     import skyjo_ref.sandbox.namespaces as namespaces
 
-    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: iter(()))  # as on a machine without cgroups ...
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda controller="pids": iter(()))  # no cgroups here ...
     monkeypatch.setattr(namespaces, "user_namespaces", lambda: "user namespaces are disabled")  # ... nor namespaces
     cgroups.pids_cgroups.cache_clear()
     try:

@@ -37,12 +37,17 @@ from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.safetext import printable
 from skyjo_ref.sandbox import (
+    BOT_MEMORY_LIMIT,
+    TOTAL_CPU_LIMIT,
     BotView,
     Sandbox,
     SandboxPlan,
+    bot_memory_mb,
     classify_exit,
+    cpu_used_s,
     describe_returncode,
     kill_group,
+    oom_kills,
     pids_limit_hits,
     plan_for,
     remove_group,
@@ -243,6 +248,13 @@ def telling_line(output: str) -> str:
 _STOP_CODES: Final = frozenset({0, -signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM, 128 + signal.SIGKILL})
 
 
+def _bot_memory_hit(plan: SandboxPlan | None, code: int) -> str | None:
+    """The bot's memory cap, if the kernel killed this process for it (SIGKILL, and its group counts OOM kills)."""
+    if plan is None or plan.bot_memory is None or code != -signal.SIGKILL or oom_kills(plan.bot_memory) == 0:
+        return None
+    return f"{BOT_MEMORY_LIMIT} {bot_memory_mb()} MB, all its processes together (the kernel's OOM killer)"
+
+
 def _has_ended(pid: int) -> bool:
     """Whether our child ``pid`` has already exited, before the event loop has heard of it: asyncio sets a
     process's ``returncode`` one loop turn after its child watcher reaps it. Peeks without reaping
@@ -428,16 +440,24 @@ class ManagedBot:
                 remove_group(plan.cgroup)
             raise
         self._unclosed.append(self._proc)
-        if plan is not None and plan.cgroup is not None:
-            self._watchdog = asyncio.create_task(self._guard(self._proc, plan.cgroup))
+        if plan is not None and (plan.cgroup is not None or plan.bot_cpu is not None):
+            self._watchdog = asyncio.create_task(self._guard(self._proc, plan))
         log.debug("bot %s started (pid %d; %s)", self.spec.name, self._proc.pid, self.spec.sandbox.describe())
 
-    async def _guard(self, proc: asyncio.subprocess.Process, cgroup: Path) -> None:
-        """Stop the process as soon as a fork in its cgroup fails on the process cap."""
+    async def _guard(self, proc: asyncio.subprocess.Process, plan: SandboxPlan) -> None:
+        """Stop the process as soon as a fork in its cgroup fails on the process cap, and the bot's processes
+        as soon as together they have used its ``cpu_seconds`` (its group counts all of them, children too)."""
+        cpu_seconds = plan.sandbox.limits.cpu_seconds
         while proc.returncode is None:
-            if pids_limit_hits(cgroup) > 0:
-                self._limit_hit = f"process limit {self.spec.sandbox.limits.processes} reached"
-                kill_group(cgroup)
+            if plan.cgroup is not None and pids_limit_hits(plan.cgroup) > 0:
+                self._limit_hit = f"process limit {plan.sandbox.limits.processes} reached"
+                kill_group(plan.cgroup)
+                return
+            used = cpu_used_s(plan.bot_cpu) if plan.bot_cpu is not None and cpu_seconds is not None else None
+            if used is not None and cpu_seconds is not None and used > cpu_seconds:
+                self._limit_hit = f"{TOTAL_CPU_LIMIT} {cpu_seconds} s ({used:.1f} s used by all its processes)"
+                assert plan.bot_cpu is not None
+                kill_group(plan.bot_cpu, deep=True)
                 return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.WATCHDOG_S):  # not wait_for: see stop()
@@ -452,8 +472,9 @@ class ManagedBot:
             self._watchdog = None
         self._signal(proc, signal.SIGKILL)
         plan = self._plan
-        if plan is not None and plan.cgroup is not None:
-            retire_group(plan.cgroup)
+        if plan is not None:
+            for group in (*((plan.cgroup,) if plan.cgroup is not None else ()), *plan.more_cgroups):
+                retire_group(group)
 
     async def _pump(self, proc: asyncio.subprocess.Process) -> None:
         """Keep the process's output (its last lines, and its log), line by line, until it ends: a line longer
@@ -495,7 +516,11 @@ class ManagedBot:
             # it ended on its own, even if stop() came first: it had died before the stop's signal, or ended with
             # a code of its own (its supervisor, still running when signalled, reports the bot's own exit)
             tail = self.output(40)
-            limit = self._limit_hit or classify_exit(self.spec.sandbox, code, tail, hits)
+            limit = (
+                self._limit_hit
+                or _bot_memory_hit(plan, code)
+                or classify_exit(plan.sandbox if plan else self.spec.sandbox, code, tail, hits)
+            )
             fault = ProcessFault(time.time(), code, time.monotonic() - self._started_at, tail, limit)
             self.faults.append(fault)
             self.exited.set()  # after the fault: whoever wakes on it finds the fault noted

@@ -75,6 +75,15 @@ def handle_unexpected(exc: BaseException) -> int:
             )
         )
         return EXIT_UNFINISHED
+    if _out_of_tasks(exc):  # not a bug: the machine (or this user) has no process or thread left to give
+        report(
+            Unfinished(
+                f"the machine is out of processes or threads ({exc}): finished work is kept; run again to go on. "
+                "Something used them all: a bot without a process cap (isolation: none, or no writable cgroup; "
+                "docs/sandbox.md) or another program; see ulimit -u, /proc/sys/kernel/threads-max and pid_max"
+            )
+        )
+        return EXIT_UNFINISHED
     if DEBUG:
         _stderr.print(escape("".join(traceback.format_exception(exc))), highlight=False)
     _stderr.print(
@@ -83,6 +92,14 @@ def handle_unexpected(exc: BaseException) -> int:
         highlight=False,
     )
     return 70
+
+
+def _out_of_tasks(exc: BaseException) -> bool:
+    """Whether ``exc`` says no thread or process could be made: Python's ``can't start new thread``, or a
+    ``fork``/``clone`` that failed with EAGAIN."""
+    if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        return True
+    return isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN and "fork" in str(exc).lower()
 
 
 #: How Typer's validation (pydantic) words a range or a type it refused, as "expected ..." words.

@@ -37,8 +37,9 @@ from typing import Final, Protocol
 from skyjo_ref.botfiles import BotFiles, BotLinkError, bot_files, check_links
 from skyjo_ref.execution.types import BotCannotRun, FaultLog, Notes, RunUnfinished
 from skyjo_ref.players import BotSpec, ManagedBot, ProcessFault
-from skyjo_ref.sandbox import BotView, protect_referee, python_runtime, readable_by_all, referee_code
+from skyjo_ref.sandbox import TOTAL_CPU_LIMIT, BotView, protect_referee, python_runtime, readable_by_all, referee_code
 from skyjo_ref.sandbox.namespaces import DEFAULT_TMP_MB, SOCKET_DIR_INSIDE
+from skyjo_ref.sandbox.relay import DEFAULT_BOT_CONNECTIONS, Relay
 
 #: ``python -m skyjo_bot run`` exits 2 when the bot cannot be loaded (no Bot in the file, import error)
 SDK_USAGE_ERROR: Final = 2
@@ -119,6 +120,7 @@ class BotPool:
         self.closing = False
         self._numbers: dict[str, int] = dict.fromkeys(self.bots, 0)
         self._views: dict[str, BotView] = {}
+        self._relays: dict[str, Relay] = {}  # an isolated bot's own socket to the referee, with its connection cap
         self._silenced: set[str] = set()  # bots that cannot run: their processes' faults are told once
         self._cap: dict[str, int] = {}  # processes a bot keeps before one that has seen a deal is retired
         self._staged: list[Path] = []  # copies of bot files that the bots' uid could not read where they are
@@ -153,7 +155,8 @@ class BotPool:
             named = _command_files(spec)
             others = [p for name, other in self.bots.items() if name != spec.name for p in _paths(bot_files(other))]
             own = {*_paths(files), *named}
-            socket_dir = Path(self.unix_address.removeprefix("unix:")).parent if self.unix_address is not None else None
+            relay = self._relays.get(spec.name)
+            socket_dir = relay.path.parent if relay is not None else None
             runtime = python_runtime()
             mounted = (*runtime, Path("/usr"), *((files.root,) if files.root is not None else ()))
             extra = [p for p in named if not any(p.is_relative_to(m) for m in mounted)]
@@ -172,6 +175,26 @@ class BotPool:
                 network=bool(spec.sandbox.network),
             )
         return self._views[spec.name]
+
+    async def _open_relay(self, spec: BotSpec) -> None:
+        """An isolated bot's own socket (seen as the referee's), relayed to the referee's with a cap on the
+        connections the bot holds at once (sandbox/relay.py): a flood fills its own cap, not the referee's."""
+        if spec.sandbox.isolation != "strict" or self.unix_address is None or spec.name in self._relays:
+            return
+        referee = Path(self.unix_address.removeprefix("unix:"))
+        folder = referee.parent.parent / f"b{len(self._relays)}"  # beside the referee's, in its private folder
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+
+        def reached(limit: int, name: str = spec.name) -> None:
+            if self._relays[name].times_full == 1:  # once: a flood fills it again each time one closes
+                detail = f"connection limit {limit} reached on the referee's socket: further connections wait"
+                self.store.add_fault(name, "limit", detail, None)
+                self.observer.note(f"bot {name}: {detail}")
+
+        relay = Relay(folder / referee.name, referee, DEFAULT_BOT_CONNECTIONS, reached)
+        self._relays[spec.name] = relay
+        await relay.start()
 
     def _readable(self, spec: BotSpec, files: BotFiles) -> list[tuple[Path, Path]]:
         """(source, where the bot sees it) for the bot's files. As root, an isolated bot runs as an unprivileged
@@ -247,6 +270,7 @@ class BotPool:
     async def start(self, name: str) -> Worker:
         """A new process for bot ``name``, with its own token (not yet connected, not busy)."""
         spec = self.bots[name]
+        await self._open_relay(spec)
         token = await self.issue_token(name)
         self._numbers[name] += 1
         number = self._numbers[name]
@@ -321,6 +345,11 @@ class BotPool:
                 self._silenced.add(worker.bot)  # its other processes fail alike: one note is enough
                 await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in self.workers[worker.bot]))
                 return
+            if last.limit is not None and last.limit.startswith(TOTAL_CPU_LIMIT):  # its CPU time is spent, for good
+                self._store_late_faults(worker, "; not restarted: the bot has used its CPU time", "")
+                self._disqualify(worker, f"it has used its CPU time: {last.describe()}")
+                await asyncio.gather(*(w.process.stop(STOP_TIMEOUT_S) for w in self.workers[worker.bot]))
+                return
             for fault in process.faults[worker.recorded :]:
                 worker.recorded += 1
                 if worker.gave_up and worker.recorded == len(process.faults):
@@ -346,14 +375,14 @@ class BotPool:
                     self.failure = exc
                     return
 
-    def _disqualify(self, worker: Worker) -> None:
-        """Its sandbox killed every process of this bot before it ever connected: it cannot play under
-        these limits. Unlike a bot that cannot run at all (a mistake in the config), this is how the
-        league's rules treat a submission: it forfeits its games, and the run goes on."""
+    def _disqualify(self, worker: Worker, reason: str | None = None) -> None:
+        """Its sandbox killed every process of this bot before it ever connected (or it used its CPU time for
+        the run): it cannot play under these limits. Unlike a bot that cannot run at all (a mistake in the
+        config), this is how the league's rules treat a submission: it forfeits its games, and the run goes on."""
         if worker.bot in self.disqualified:
             return
         last = worker.process.faults[-1]
-        reason = f"every process killed by its sandbox before it connected (last: {last.describe()})"
+        reason = reason or f"every process killed by its sandbox before it connected (last: {last.describe()})"
         self.disqualified[worker.bot] = reason
         self.store.add_fault(worker.bot, "disqualified", reason + "; it forfeits its games", worker.game_key)
         self.observer.note(f"bot {worker.bot}: {reason}; it forfeits its games")
@@ -403,6 +432,7 @@ class BotPool:
             self._store_late_faults(worker)
         for stage in self._staged:
             shutil.rmtree(stage, ignore_errors=True)
+        await asyncio.gather(*(relay.aclose() for relay in self._relays.values()), return_exceptions=True)
 
     def _store_late_faults(self, worker: Worker, stored_end: str = "", told_end: str = ", as the run ended") -> None:
         if worker.bot in self._silenced:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from skyjo_ref.sandbox import seccomp
 from skyjo_ref.sandbox.cgroups import pids_cgroups
 from skyjo_ref.sandbox.limits import SandboxUnavailable
 
@@ -41,6 +42,9 @@ SUPERVISOR: Final = Path(__file__).with_name("supervisor.py")
 #: The host uid and gid an isolated bot runs as when the referee is root (``nobody`` on Debian).
 BOT_UID: Final = 65534
 BOT_GID: Final = 65534
+
+#: In bubblewrap's command line, where the supervisor puts the descriptor of the seccomp filter it loads.
+SECCOMP_FD_SLOT: Final = "{seccomp_fd}"
 
 #: Where an isolated bot finds the referee's socket, and its private writable folder.
 SOCKET_DIR_INSIDE: Final = Path("/run/skyjo")
@@ -128,8 +132,9 @@ def user_namespaces() -> str | None:
     return _probe({"unshare": CLONE_NEWUSER}, [sys.executable, "-I", "-S", "-c", ""], "user namespaces")
 
 
-def process_cap() -> Literal["cgroup", "userns"]:
-    """How this machine caps one bot's processes, or :class:`SandboxUnavailable` saying why it cannot.
+def process_cap(quiet: bool = False) -> Literal["cgroup", "userns", "none"]:
+    """How this machine caps one bot's processes, or :class:`SandboxUnavailable` saying why it cannot
+    (``quiet``: "none" instead, for a default cap that is applied where it can be).
 
     A cgroup with ``pids.max`` (the referee sees a bot hit it, and can kill all
     of its processes), else a user namespace of the bot's own, in which
@@ -142,10 +147,14 @@ def process_cap() -> Literal["cgroup", "userns"]:
         return "cgroup"
     except SandboxUnavailable as no_cgroup:
         if os.geteuid() == 0:  # the kernel exempts uid 0 from RLIMIT_NPROC, in any user namespace
+            if quiet:
+                return "none"
             raise
         why_not = user_namespaces()
         if why_not is None:
             return "userns"
+        if quiet:
+            return "none"
         raise SandboxUnavailable("processes", f"{no_cgroup.reason}; and no user namespace: {why_not}") from None
 
 
@@ -161,8 +170,10 @@ def isolation_problem() -> str | None:
         return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed: it drops an isolated bot to an unprivileged uid"
+    if seccomp.program() is None:
+        return f"no seccomp filter is written for this architecture ({', '.join(seccomp.ARCHES)} only)"
     view = BotView(runtime=python_runtime(), binds=(), socket_dir=None, hidden=(), cwd=None, tmp_mb=1)
-    return _probe({"isolate": view.bwrap()}, [sys.executable, "-I", "-S", "-c", ""], "an isolated sandbox (bwrap)")
+    return _probe(view.plan(), [sys.executable, "-I", "-S", "-c", ""], "an isolated sandbox (bwrap)")
 
 
 def default_isolation() -> tuple[Literal["strict", "none"], str | None]:
@@ -243,9 +254,15 @@ class BotView:
         """Where something of the host is visible inside."""
         return (*self.runtime, *(inside for _, inside in self.binds))
 
+    def plan(self) -> dict[str, Any]:
+        """The supervisor's plan keys that isolate a process: bubblewrap's command line, and the seccomp
+        filter (hex) it loads from the descriptor the supervisor puts at :data:`SECCOMP_FD_SLOT`."""
+        return {"isolate": self.bwrap(), "seccomp": (seccomp.program() or b"").hex()}
+
     def bwrap(self) -> list[str]:
         """The bubblewrap command line (up to and including ``--``) that sets up this view."""
         argv = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        argv += ["--seccomp", SECCOMP_FD_SLOT]  # seccomp.py: no locks, keyrings, watches, ... across sandboxes
         if not self.network:
             argv.append("--unshare-net")  # a loopback of its own, up; nothing of the host's network
         argv += ["--die-with-parent", "--new-session", "--hostname", "skyjo-bot"]

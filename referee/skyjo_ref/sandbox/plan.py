@@ -13,11 +13,11 @@ import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from skyjo_ref.sandbox.cgroups import pids_cgroups
+from skyjo_ref.sandbox.cgroups import PidsCgroups, bot_cgroups, bot_memory_mb, cap_memory, pids_cgroups
 from skyjo_ref.sandbox.limits import Limits, Sandbox, SandboxUnavailable
 from skyjo_ref.sandbox.namespaces import (
     CLONE_NEWUSER,
@@ -28,6 +28,22 @@ from skyjo_ref.sandbox.namespaces import (
     process_cap,
     supervised,
 )
+
+#: An isolated bot's caps when its config names none (docs/sandbox.md): tasks (processes and threads) of one of its
+#: processes, and of all of them together. An SDK process runs about 10 threads; a bot keeps up to about 30 processes
+#: at big tables.
+DEFAULT_PROCESS_TASKS: Final = 512
+DEFAULT_BOT_TASKS: Final = 2048
+
+#: How a fault names a bot process the kernel killed because the bot's processes together used their memory.
+BOT_MEMORY_LIMIT: Final = "memory limit of the bot"
+
+#: How a fault names a bot stopped for its CPU time in all (``cpu_seconds``, counted by its cgroup).
+TOTAL_CPU_LIMIT: Final = "total CPU limit"
+
+#: Where prlimit is, to set RLIMIT_NPROC inside an isolated bot's own user namespace (not before it: there it would
+#: count every process of the user on the host).
+PRLIMIT: Final = "/usr/bin/prlimit"
 
 #: The exit code of ``python -m skyjo_bot run`` when the bot ran out of memory (see skyjo_bot.__main__).
 SDK_OUT_OF_MEMORY: Final = 3
@@ -57,6 +73,10 @@ class SandboxPlan:
     cgroup: Path | None = None
     parent_pid: int = field(default_factory=os.getpid)
     view: BotView | None = None
+    more_cgroups: tuple[Path, ...] = ()  # the process's groups in other hierarchies (cgroup v1: cpu, cpuacct)
+    bot_cpu: Path | None = None  # the bot's group that counts the CPU time of all its processes
+    bot_memory: Path | None = None  # the bot's group that caps the memory of all its processes
+    nproc_inside: int | None = None  # RLIMIT_NPROC set inside the bot's own user namespace (isolated, no cgroup)
 
     @property
     def isolated(self) -> bool:
@@ -77,8 +97,7 @@ class SandboxPlan:
             out.append((resource.RLIMIT_NOFILE, limits.open_files, limits.open_files))
         if limits.file_size_mb is not None:
             out.append((resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb))
-        own_userns = self.unshare_flags & CLONE_NEWUSER or (self.isolated and os.geteuid() != 0)
-        if limits.processes is not None and self.cgroup is None and own_userns:
+        if limits.processes is not None and self.cgroup is None and self.unshare_flags & CLONE_NEWUSER:
             out.append((resource.RLIMIT_NPROC, limits.processes, limits.processes))  # counted in its namespace
         return out
 
@@ -106,34 +125,83 @@ class SandboxPlan:
         whose child applies the plan and ``exec``s ``argv`` (isolated: bubblewrap, which sets the view up
         and runs ``argv`` in it); nothing runs between the referee's own ``fork`` and ``exec`` (gRPC's fork
         handlers make that unsafe)."""
+        groups = (self.cgroup, *self.more_cgroups) if self.cgroup is not None else self.more_cgroups
+        if self.nproc_inside is not None:
+            argv = [PRLIMIT, f"--nproc={self.nproc_inside}", "--", *argv]
         plan = {
-            "cgroup_procs": str(self.cgroup / "cgroup.procs") if self.cgroup is not None else None,
+            "cgroup_procs": [str(group / "cgroup.procs") for group in groups],
             "unshare": self.unshare_flags,
             "rlimits": self.rlimits(),
             "parent": self.parent_pid,
-            "isolate": self.view.bwrap() if self.view is not None else None,
+            **(self.view.plan() if self.view is not None else {}),
         }
         return supervised(plan, argv)
 
 
 def plan_for(sandbox: Sandbox, name: str, view: BotView | None = None) -> SandboxPlan:
-    """The plan for a new process of bot ``name``: a fresh cgroup when it has a process cap; isolated
-    (``sandbox.isolation == "strict"``), the ``view`` of the machine it gets."""
+    """The plan for a new process of bot ``name``: fresh cgroups when it has a process cap (an isolated bot always
+    has one: :data:`DEFAULT_PROCESS_TASKS` unless its config names one), in the bot's own group, which has a fair
+    CPU share and counts the CPU time of all its processes; isolated (``sandbox.isolation == "strict"``), the
+    ``view`` of the machine it gets."""
     check_sandbox(sandbox)
     isolated = sandbox.isolation == "strict"
     if isolated and view is None:
         raise SandboxUnavailable("isolation", f"bot {name!r} is to be isolated, but no view was given for it")
     flags = 0 if sandbox.has_network or isolated else network_isolation()[0]
-    cgroup = None
-    if sandbox.limits.processes is not None:
-        if process_cap() == "userns":
-            flags |= 0 if isolated else CLONE_NEWUSER  # isolated: bubblewrap's user namespace
+    processes = sandbox.limits.processes
+    defaulted = isolated and processes is None
+    if processes is None and not defaulted:
+        return SandboxPlan(sandbox, unshare_flags=flags)
+    cap = process_cap(quiet=defaulted)
+    if cap == "none":  # root without a writable cgroup: the default cap cannot be enforced (docs/sandbox.md)
+        return SandboxPlan(sandbox, unshare_flags=flags, view=view)
+    processes = processes if processes is not None else DEFAULT_PROCESS_TASKS
+    sandbox = replace(sandbox, limits=replace(sandbox.limits, processes=processes))
+    if cap == "userns":
+        if isolated:  # bubblewrap's user namespace: the cap is set inside it
+            return SandboxPlan(sandbox, unshare_flags=flags, view=view, nproc_inside=processes)
+        return SandboxPlan(sandbox, unshare_flags=flags | CLONE_NEWUSER)
+    try:
+        pids = pids_cgroups()
+        cgroup = pids.create(name, processes, DEFAULT_BOT_TASKS if isolated else None)
+        more, bot_cpu, bot_memory = _bot_groups(name, pids, cgroup) if isolated else ((), None, None)
+    except OSError as exc:
+        raise SandboxUnavailable("processes", f"cannot make a cgroup for bot {name!r}: {exc}") from None
+    return SandboxPlan(
+        sandbox,
+        unshare_flags=flags,
+        cgroup=cgroup,
+        view=view if isolated else None,
+        more_cgroups=more,
+        bot_cpu=bot_cpu,
+        bot_memory=bot_memory,
+    )
+
+
+def _bot_groups(name: str, pids: PidsCgroups, process: Path) -> tuple[tuple[Path, ...], Path | None, Path | None]:
+    """(the process's groups in the hierarchies other than the pids one, the bot's group counting its CPU time,
+    the bot's group capping its memory): a bot's group has the default CPU weight, so all bots share the CPU
+    fairly whatever their processes, and at most :func:`bot_memory_mb` of memory."""
+    share, account, memory = bot_cgroups()
+    more: list[Path] = []
+    bot_cpu = bot_memory = None
+    for tree in (share, account, memory):
+        if tree is None:
+            continue
+        if tree.parent == pids.parent:  # cgroup v2: one tree
+            leaf = process
         else:
-            try:
-                cgroup = pids_cgroups().create(name, sandbox.limits.processes)
-            except OSError as exc:
-                raise SandboxUnavailable("processes", f"cannot make a cgroup for bot {name!r}: {exc}") from None
-    return SandboxPlan(sandbox, unshare_flags=flags, cgroup=cgroup, view=view if isolated else None)
+            leaf = tree.base / f"bot-{name}" / process.name
+            if leaf not in more:  # cgroup v1 may mount cpu and cpuacct together
+                tree.bot_group(name)
+                leaf.mkdir()
+                more.append(leaf)
+        if tree is account:
+            bot_cpu = leaf.parent
+        if tree is memory:
+            bot_memory = leaf.parent
+            cap_memory(bot_memory, bot_memory_mb())
+    return tuple(more), bot_cpu, bot_memory
 
 
 def check_sandbox(sandbox: Sandbox) -> None:

@@ -54,9 +54,8 @@ def _write(path: str, text: str) -> None:
 
 def apply(plan: dict[str, Any], libc: Any, parent: int) -> None:
     """In the bot's process: apply ``plan`` (see :meth:`skyjo_ref.sandbox.plan.SandboxPlan.wrap`) to itself."""
-    cgroup_procs = plan.get("cgroup_procs")
-    if isinstance(cgroup_procs, str):
-        _write(cgroup_procs, str(os.getpid()))
+    for cgroup_procs in plan.get("cgroup_procs") or []:  # the process cap's group first
+        _write(str(cgroup_procs), str(os.getpid()))
     flags = int(plan.get("unshare") or 0)
     if flags and libc is not None:
         uid, gid = os.getuid(), os.getgid()
@@ -73,6 +72,22 @@ def apply(plan: dict[str, Any], libc: Any, parent: int) -> None:
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != parent:  # the supervisor died before prctl
             os._exit(CANNOT_SANDBOX)
+
+
+#: In an isolated plan's bubblewrap command line: the place of the seccomp filter's descriptor.
+SECCOMP_FD_SLOT = "{seccomp_fd}"
+
+
+def _with_seccomp(isolate: list[str], program_hex: str) -> list[str]:
+    """Bubblewrap's command line with the seccomp filter in a descriptor it inherits (it reads and closes it)."""
+    if SECCOMP_FD_SLOT not in isolate:
+        return isolate
+    if not program_hex:
+        raise ValueError("the plan isolates the bot but holds no seccomp filter")
+    fd = os.memfd_create("skyjo-seccomp", 0)  # no close-on-exec: bubblewrap inherits it
+    os.write(fd, bytes.fromhex(program_hex))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [str(fd) if word == SECCOMP_FD_SLOT else word for word in isolate]
 
 
 def _kill_everything(cgroup_procs: str | None) -> None:
@@ -119,7 +134,7 @@ def main(argv: list[str]) -> int:
         return 2
     plan = json.loads(argv[1])
     referee = int(plan["parent"])
-    cgroup_procs = plan.get("cgroup_procs") if isinstance(plan.get("cgroup_procs"), str) else None
+    cgroup_procs = str(plan["cgroup_procs"][0]) if plan.get("cgroup_procs") else None
     isolate = [str(word) for word in plan.get("isolate") or []]
     libc = _libc()
 
@@ -144,7 +159,7 @@ def main(argv: list[str]) -> int:
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
             apply(plan, libc, supervisor)
-            program = [*isolate, *argv[2:]] if isolate else argv[2:]
+            program = [*_with_seccomp(isolate, str(plan.get("seccomp") or "")), *argv[2:]] if isolate else argv[2:]
             os.execvp(program[0], program)
         except (OSError, ValueError) as exc:
             print(f"skyjo-ref sandbox: cannot start {argv[2]!r}: {exc}", file=sys.stderr, flush=True)
