@@ -35,6 +35,7 @@ from typing import Final, Literal
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.errors import BotSpecError
 from skyjo_ref.sandbox import (
     BotView,
     Sandbox,
@@ -57,10 +58,6 @@ SPEC_FORMS: Final = (
     "a built-in name ({builtins}), a Python file (bot.py or bot.py:ClassName), "
     "module:ClassName, cmd:COMMAND or remote:NAME"
 )
-
-
-class BotSpecError(ValueError):
-    """A bot spec that names no usable bot; the message says what is wrong and what is expected."""
 
 
 def _forms() -> str:

@@ -52,11 +52,13 @@ from skyjo_ref.cli.options import (
     stdout_taken,
     write_json,
 )
+from skyjo_ref.errors import BotSpecError
+from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, field_names, table_names
 from skyjo_ref.gate.tracker import GateTracker
-from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import block_size
 from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
@@ -383,19 +385,13 @@ def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
 
 
 def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:
-    """--executor: the Dask backend (checked before the store is touched) and the spec with the games to keep
+    """--executor: the backend (checked before the store is touched) and the spec with the games to keep
     submitted; None and the spec unchanged for the local referee."""
     executor = parse_executor(text)
     if executor is None or executor.is_local:
         return None, spec
-    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
-
-    try:
-        check_executor(spec.tournament_config().room(), executor)
-    except runner.TournamentBotError as exc:
-        raise errors.UserError(str(exc)) from None
-    factory = backend_factory(executor, spec.concurrency)
-    return factory, dataclasses.replace(spec, concurrency=in_flight(executor, spec.concurrency))
+    factory, in_flight = backend_for(spec.tournament_config().room(), executor, spec.concurrency)
+    return factory, dataclasses.replace(spec, concurrency=in_flight)
 
 
 def _run(

@@ -19,8 +19,9 @@ from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
+from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import Executor, ExecutorError
-from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
 from skyjo_ref.tournament.shard import Shard, ShardError
 from skyjo_ref.tournament.tables import json_safe

@@ -44,9 +44,11 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
+from skyjo_ref.errors import ConfigError
+from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config, output_folder_of
+from skyjo_ref.tournament.config import TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.shard import Shard, ShardError
@@ -321,18 +323,10 @@ class _Outputs:
 
 
 def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[BackendFactory | None, int | None]:
-    """The Dask backend for a non-local executor (checked before the store is touched) and the games to keep
-    submitted; the defaults for local."""
+    """The executor's backend (checked before the store is touched) and the games to keep submitted."""
     if config.executor.is_local:
         return None, concurrency
-    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
-
-    try:
-        check_executor(config.room(), config.executor)
-    except runner.TournamentBotError as exc:
-        raise errors.UserError(str(exc)) from None
-    slots = concurrency or config.concurrency
-    return backend_factory(config.executor, slots), in_flight(config.executor, slots)
+    return backend_for(config.room(), config.executor, concurrency or config.concurrency)
 
 
 def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:

@@ -43,7 +43,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from skyjo_ref.execution.executor import Executor
+from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.execution.types import (
     BotCannotRun,
@@ -78,7 +78,7 @@ SETUP_SAMPLE: Final = 512
 FaultRow = tuple[str, str, str, str | None]  # bot, kind, detail, game key
 
 
-class DaskUnavailable(BotCannotRun):
+class DaskUnavailable(ExecutorError):
     """``distributed`` is not installed: the user's setup to fix (exit 2)."""
 
 
@@ -483,12 +483,12 @@ def check_executor(config: RoomConfig, executor: Executor) -> None:
     _import_distributed()
     remote = [b.name for b in config.bots if b.kind == "remote"]
     if remote:
-        raise BotCannotRun(
+        raise ExecutorError(
             f"executor {executor.describe()}: remote bots ({', '.join(remote)}) connect to one referee and cannot "
             "follow games onto Dask workers: use executor local for them"
         )
     if config.referee.address is not None:
-        raise BotCannotRun(
+        raise ExecutorError(
             f"executor {executor.describe()}: every Dask worker runs its own referee; "
             "referee.address (a running referee) works only with executor local"
         )

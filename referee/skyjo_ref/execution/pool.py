@@ -125,6 +125,14 @@ class BotPool:
         logs = () if log_dir is None else (log_dir.parent if log_dir.name == "logs" else log_dir,)
         self._hidden = (*hidden, *logs, referee_code())
 
+    def add(self, spec: BotSpec) -> None:
+        """One more managed bot, after the start (a match seats its bots one by one)."""
+        if not self.bots:
+            protect_referee()
+        self.bots[spec.name] = spec
+        self.workers[spec.name] = []
+        self._numbers[spec.name] = 0
+
     # ----------------------------------------------------------------- what a bot sees
 
     def address_for(self, spec: BotSpec) -> str:

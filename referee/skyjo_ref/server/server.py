@@ -33,6 +33,7 @@ from skyjo_bot.types import RulesError, TimeControl, TimeControlError
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 
+from skyjo_ref.errors import ConfigError
 from skyjo_ref.match import GamePlan, MatchSpec, MatchSpecError, Seat, SeatSpec, builtin_seat, run_match
 from skyjo_ref.match.runner import new_seed
 from skyjo_ref.match.threaded import BotThread, ThreadedSeat
@@ -79,10 +80,6 @@ HANDSHAKE_TIMEOUT_MS: Final = 10_000
 CONNECTION_IDLE_MS: Final = 5 * 60_000
 #: Calls open at once on one connection (a bot needs one; a tournament's MatchService client one per game).
 MAX_STREAMS_PER_CONNECTION: Final = 1024
-
-
-class ConfigError(ValueError):
-    """A server config that cannot be used; the message names the key and what is expected."""
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeCon
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.errors import ConfigError
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-exported: the config's referee part
 from skyjo_ref.execution.types import RoomConfig
@@ -94,10 +95,6 @@ LIMIT_MAXIMUM: Final = {
     "processes": 100_000,
 }
 REMOTE_KEYS: Final = ("token",)
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used; the message says where and what is expected."""
 
 
 @dataclass(frozen=True, slots=True)

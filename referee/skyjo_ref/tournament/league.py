@@ -23,6 +23,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from skyjo_ref.errors import UsageError
 from skyjo_ref.seating import design
 from skyjo_ref.tournament.schedule import GameId, tables
 
@@ -30,7 +31,7 @@ from skyjo_ref.tournament.schedule import GameId, tables
 SCHEDULE_KINDS: Final = ("round_robin", "gauntlet", "sampled", "adaptive")
 
 
-class ScheduleError(ValueError):
+class ScheduleError(UsageError):
     """Settings for which no schedule of that kind exists; the message says what is possible."""
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from skyjo_ref import records
+from skyjo_ref.errors import Busy, UsageError
 from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
@@ -123,11 +124,11 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = ((2, _TO_2), (3, _TO_3))
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
 
-class StoreError(ValueError):
+class StoreError(UsageError):
     """A folder that is not a usable store, or one whose results the config would contradict."""
 
 
-class StoreBusy(StoreError):
+class StoreBusy(Busy, StoreError):
     """Another run writes to this store (its writer lock is held); the message names the holder."""
 
 
