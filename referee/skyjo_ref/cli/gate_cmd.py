@@ -65,8 +65,8 @@ from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
-from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
-from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
+from skyjo_ref.tournament.store import Store, StoreError
+from skyjo_ref.tournament.writer_lock import WriterLock
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -361,23 +361,15 @@ class _Observer:
 def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
     folder = spec.output
     if new and folder.exists():
-        try:
-            with WriterLock(folder):  # never move a folder another run writes to
-                target = set_aside(folder)
-        except FolderBusy as exc:
-            raise errors.Busy(str(exc)) from None
+        with WriterLock(folder):  # never move a folder another run writes to (FolderBusy: exit 6)
+            target = set_aside(folder)
         stderr.print(f"--new: the old results are kept in {target}", highlight=False)
-    try:
-        store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))
-    except StoreBusy as exc:
-        raise errors.Busy(str(exc)) from None
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
+    store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))
     try:
         store.bind(spec.fingerprint(), what="this gate")
-    except StoreError as exc:
+    except StoreError:
         store.close()
-        raise errors.UserError(str(exc)) from None
+        raise
     store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
     store.set_info("bots", list(spec.seat_names))
     store.set_info("rating", {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed})

@@ -19,11 +19,10 @@ from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
-from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
-from skyjo_ref.tournament.shard import Shard, ShardError
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.tables import json_safe
 
 _T = TypeVar("_T")
@@ -162,10 +161,7 @@ def parse_shard(text: str | None) -> Shard | None:
     """``--shard I/N`` (None when not given). UserError when wrong."""
     if text is None:
         return None
-    try:
-        return Shard.parse(text)
-    except ShardError as exc:
-        raise errors.UserError(str(exc)) from None
+    return Shard.parse(text)
 
 
 def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
@@ -180,11 +176,8 @@ def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
 
 
 def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
-    """The bots the command line names (UserError naming the first wrong one)."""
-    try:
-        return [parse_bot_spec(text) for text in texts]
-    except BotSpecError as exc:
-        raise errors.UserError(str(exc)) from None
+    """The bots the command line names (BotSpecError naming the first wrong one)."""
+    return [parse_bot_spec(text) for text in texts]
 
 
 def in_process_notes(specs: Iterable[BotSpec], in_process: bool) -> list[str]:

@@ -17,7 +17,7 @@ from skyjo_bot.address import check_address
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
-from skyjo_ref.server import ConfigError, RefereeServer, ServerConfig, ServerTls, TlsError
+from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls, TlsError
 from skyjo_ref.server.guard import MIN_TOKEN_CHARS, check_token
 from skyjo_ref.server.server import MIN_MESSAGE_BYTES, check_message_bytes
 
@@ -104,10 +104,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
-    try:
-        cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
-    except ConfigError as exc:
-        raise errors.UserError(str(exc)) from None
+    cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
     if address is not None:
         cfg.address = address
     if control_token:  # "" (an empty SKYJO_CONTROL_TOKEN): a random one, as when none is given

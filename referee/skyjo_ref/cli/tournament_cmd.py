@@ -44,18 +44,17 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
-from skyjo_ref.errors import ConfigError
 from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
-from skyjo_ref.tournament.shard import Shard, ShardError
-from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError
+from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
-from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
+from skyjo_ref.tournament.writer_lock import WriterLock
 
 
 def register(app: typer.Typer) -> None:
@@ -71,28 +70,20 @@ def waiting_note(stderr: Console) -> Callable[[str], None]:
 def open_writer(folder: Path, stderr: Console) -> Store:
     """The store in ``folder`` for a command that writes it: its writer lock held (exit 6 when another run has
     it), waiting (with a note) while another process holds the database's lock."""
-    try:
-        return Store(folder, writer=True, on_wait=waiting_note(stderr))
-    except StoreBusy as exc:
-        raise errors.Busy(str(exc)) from None
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
+    return Store(folder, writer=True, on_wait=waiting_note(stderr))
 
 
 def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
     if new and config.output.exists():
-        try:
-            with WriterLock(config.output):  # never move a folder another run writes to
-                moved = set_aside(config.output)
-        except FolderBusy as exc:
-            raise errors.Busy(str(exc)) from None
+        with WriterLock(config.output):  # never move a folder another run writes to (FolderBusy: exit 6)
+            moved = set_aside(config.output)
         stderr.print(f"--new: the old results are kept in {moved}", highlight=False)
     store = open_writer(config.output, stderr)
     try:
         store.bind(runner.fingerprint(config), what=f"{config.path}")
-    except StoreError as exc:
+    except StoreError:
         store.close()
-        raise errors.UserError(str(exc)) from None
+        raise
     store.set_info("name", config.name)
     store.set_info("rating", config.rating.to_info())
     store.set_info("bots", list(config.bot_names))
@@ -133,15 +124,9 @@ def tournament(
     stdout = table_console()
     shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
-    try:
-        config = load_config(config_file, output=output)
-    except ConfigError as exc:
-        raise errors.UserError(str(exc)) from None
+    config = load_config(config_file, output=output)
     if shard is not None:
-        try:
-            shard.check(league_games(config.tables(), config.players_per_game, config.deals))
-        except ShardError as exc:
-            raise errors.UserError(str(exc)) from None
+        shard.check(league_games(config.tables(), config.players_per_game, config.deals))
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     executor = parse_executor(executor_text)
@@ -417,10 +402,7 @@ def ratings(
     fail_kinds = check_fail_on(fail_on)
     if not folder.is_dir():
         raise errors.UserError(not_an_output_folder(folder, "ratings"))
-    try:
-        store = Store(folder, create=False)
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
+    store = Store(folder, create=False)
     try:
         tables = store_tables(store, folder, anchor=anchor, elo=elo, pool_mean=pool_mean, bootstrap=bootstrap)
         name = store.info("name") or folder.name

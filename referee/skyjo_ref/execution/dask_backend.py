@@ -43,6 +43,8 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from skyjo_bot.loader import split_spec
+
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.execution.types import (
@@ -57,7 +59,7 @@ from skyjo_ref.execution.types import (
     RoomConfig,
     RunUnfinished,
 )
-from skyjo_ref.players import BotSpec, _split_name
+from skyjo_ref.players import BotSpec
 
 #: How often the coordinator looks at the scheduler's list of workers (joins, departures, none left).
 WATCH_INTERVAL_S: Final = 0.5
@@ -113,8 +115,9 @@ def bot_problems(config: RoomConfig) -> list[tuple[str, str]]:
         if bot.cwd is not None and not bot.cwd.is_dir():
             problems.append((bot.name, f"its folder {bot.cwd} does not exist here"))
         elif bot.kind == "python" and bot.python is not None:
-            target, _ = _split_name(bot.python)
-            if target.endswith(".py") or os.sep in target:
+            parts = split_spec(bot.python)
+            target = parts.target
+            if parts.is_file:
                 if not Path(target).is_file():
                     problems.append((bot.name, f"its file {target} does not exist here"))
             elif importlib.util.find_spec(target.split(".")[0]) is None:

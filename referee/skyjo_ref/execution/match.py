@@ -23,7 +23,7 @@ from typing import Any, Final
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref import records
-from skyjo_ref.execution.executor import Executor, backend_for
+from skyjo_ref.execution.executor import Executor, ExecutorError, backend_for
 from skyjo_ref.execution.lineup import Lineup, LineupResult, play_lineup
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.execution.room import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S
@@ -168,7 +168,10 @@ async def play_match(
         output=Path(tempfile.gettempdir()),
         in_process=in_process,
     )
-    backend, in_flight = backend_for(room, executor, concurrency)
+    try:
+        backend, in_flight = backend_for(room, executor, concurrency)
+    except ExecutorError as exc:  # said in match's words: its executor is a flag
+        raise ExecutorError(str(exc).replace("use executor local", "use --executor local")) from None
     assert backend is not None, "a Dask executor has a backend"
     return await play_lineup_on(
         backend,

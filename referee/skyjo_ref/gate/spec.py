@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from skyjo_bot.loader import split_spec
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.execution.types import RefereeConfig
@@ -77,8 +78,9 @@ def _identity(spec: BotSpec) -> dict[str, Any]:
     """What a bot is, for the fingerprint: its kind, what it runs and, for a bot file, a digest of its text."""
     out: dict[str, Any] = {"kind": spec.kind, "runs": spec.describe()}
     if spec.kind == "python" and spec.python is not None:
-        file = Path(spec.python.rsplit(":", 1)[0] if spec.python.count(":") else spec.python)
-        if file.suffix == ".py" and file.is_file():
+        parts = split_spec(spec.python)
+        file = Path(parts.target)
+        if parts.is_file and file.is_file():
             out["sha256"] = hashlib.sha256(file.read_bytes()).hexdigest()
     return out
 

@@ -24,6 +24,7 @@ from typing import Any, Final, cast
 
 import yaml
 from skyjo_bot.address import check_address
+from skyjo_bot.loader import split_spec
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
@@ -803,10 +804,11 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
 
 def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
     """Resolve ``file.py[:Class]`` against ``base`` and check it exists; check ``module:Class`` imports."""
-    target, _, cls = spec.partition(":")
+    parts = split_spec(spec)  # the SDK runner's reading of the spec, which it runs
+    target, cls = parts.target, parts.name or ""
     if cls and not cls.isidentifier():
         raise check.fail(path, f"{cls!r} is not a class name: expected path/bot.py[:Class] or module:Class")
-    if target.endswith(".py") or "/" in target or os.sep in target:
+    if parts.is_file:
         file = Path(target).expanduser()
         if not file.is_absolute():
             file = base / file
