@@ -78,6 +78,4 @@ def test_the_checker_sees_a_referee_started_in_a_command(tmp_path: Path) -> None
         encoding="utf-8",
     )
     assert "RefereeServer" in _calls(source)
-    assert [name for _, name in imported_modules(source, "skyjo_ref.cli")] == [
-        "skyjo_ref.server.server.RefereeServer"
-    ]
+    assert [name for _, name in imported_modules(source, "skyjo_ref.cli")] == ["skyjo_ref.server.server.RefereeServer"]

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 from skyjo_bot.loader import SpecParts, split_spec
-
 from skyjo_ref.botfiles import python_target
 from skyjo_ref.errors import BotSpecError, UsageError
 from skyjo_ref.players import parse_bot_spec
 
-BOT = "from skyjo_bot import Bot\n\nclass Mine(Bot):\n    def decide(self, view):\n        return view.legal_actions[0]\n"
+BOT = (
+    "from skyjo_bot import Bot\n\nclass Mine(Bot):\n    def decide(self, view):\n        return view.legal_actions[0]\n"
+)
 
 
 @pytest.mark.parametrize(
