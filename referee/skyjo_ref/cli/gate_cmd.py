@@ -44,6 +44,7 @@ from skyjo_ref.cli.options import (
     clock_from_cli,
     in_process_notes,
     isolation_from_cli,
+    old_spelling,
     parse_executor,
     parse_shard,
     rules_from_cli,
@@ -98,19 +99,22 @@ def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSp
 
 
 def _players(given: int | None, field: list[str]) -> int:
-    """The table's size: ``--players``, or 2 + the ``--field`` bots when it is not given; checked against the field."""
+    """The table's size: ``--players-per-game``, or 2 + the ``--field`` bots when it is not given; checked against
+    the field."""
     players = given if given is not None else 2 + len(field)
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise errors.UserError(f"--players {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
+        raise errors.UserError(
+            f"--players-per-game {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table"
+        )
     if field and players == 2:
         raise errors.UserError(
-            f"--field {field[0]!r} at --players 2: a field needs 3 or more players "
+            f"--field {field[0]!r} at --players-per-game 2: a field needs 3 or more players "
             "(the candidate, the baseline and players-2 --field bots)"
         )
     if field and len(field) != players - 2:
         given_text = f"{len(field)} --field bot{'s' if len(field) != 1 else ''}"
         raise errors.UserError(
-            f"--players {players} with {given_text}: expected {players - 2} (players-2: the table is the "
+            f"--players-per-game {players} with {given_text}: expected {players - 2} (players-2: the table is the "
             "candidate, the baseline and the field)"
         )
     return players
@@ -189,12 +193,13 @@ def gate(
     bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
     max_strikes: MaxStrikesOption = DEFAULT_TIME_CONTROL.max_strikes,
     grace_ms: GraceMsOption = DEFAULT_TIME_CONTROL.grace_ms,
-    out: Annotated[
+    output: Annotated[
         Path | None,
         typer.Option(
-            "--out", metavar="DIR", help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE)."
+            "--output", metavar="DIR", help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE)."
         ),
     ] = None,
+    output_alias: Annotated[Path | None, typer.Option("--out", hidden=True, help="Old spelling of --output.")] = None,
     new: Annotated[bool, typer.Option("--new", help="Set the folder's old results aside and start afresh.")] = False,
     json_file: Annotated[
         Path | None, typer.Option("--json", metavar="FILE", help="Write the result as JSON ('-': stdout, alone).")
@@ -219,12 +224,15 @@ def gate(
     players_given: Annotated[
         int | None,
         typer.Option(
-            "--players",
+            "--players-per-game",
             "-k",
             help="Seats at the table (2-8): the candidate against players-1 copies of the baseline, or against "
             "the baseline and players-2 --field bots [default: 2, or 2 + the --field bots].",
             show_default=False,
         ),
+    ] = None,
+    players_alias: Annotated[
+        int | None, typer.Option("--players", hidden=True, help="Old spelling of --players-per-game.")
     ] = None,
     field_texts: Annotated[
         list[str] | None,
@@ -247,15 +255,18 @@ def gate(
     isolation = isolation_from_cli(isolation_text, stderr)
     cand = _spec(candidate, "candidate", in_process, isolation)
     base = _spec(baseline, "baseline", in_process, isolation)
-    players = _players(players_given, field_texts or [])
+    players = _players(old_spelling(players_given, players_alias, "--players-per-game", "--players"), field_texts or [])
+    out = old_spelling(output, output_alias, "--output", "--out")
     field = tuple(_spec(text, f"--field {text!r}", in_process, isolation) for text in field_texts or [])
     for note in in_process_notes((cand, base, *field), in_process):
         typer.echo(note, err=True)
     hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and players != 2:
-        raise errors.UserError(f"--luck-adjust works at 2 players only (its luck features), not --players {players}")
+        raise errors.UserError(
+            f"--luck-adjust works at 2 players only (its luck features), not --players-per-game {players}"
+        )
     if players != 2 and hypotheses.model != "logistic":
-        raise errors.UserError(f"--players {players} works with --elo-model logistic only (Elo at K players)")
+        raise errors.UserError(f"--players-per-game {players} works with --elo-model logistic only (Elo at K players)")
     block = block_size(players, "balanced" if field else "rotations")
     if max_games < block:
         raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {block} games")
@@ -281,7 +292,7 @@ def gate(
     if shard is not None and out is None:
         folder = folder.with_name(folder.name + shard.suffix)
     if folder.exists() and not folder.is_dir():
-        raise errors.UserError(f"--out {folder}: exists and is not a folder: expected a folder for the gate's store")
+        raise errors.UserError(f"--output {folder}: exists and is not a folder: expected a folder for the gate's store")
     spec = GateSpec(
         candidate=cand,
         baseline=base,

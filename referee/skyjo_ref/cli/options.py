@@ -275,3 +275,12 @@ def table_console(stderr: bool = False) -> Console:
     """Where tables go; in a pipe or a CI log, wide enough that no column is cut."""
     console = Console(stderr=stderr)
     return console if console.is_terminal else Console(stderr=stderr, width=200, soft_wrap=True)
+
+
+def old_spelling(value: _T | None, old: _T | None, flag: str, old_flag: str) -> _T | None:
+    """An option given by its name or by its old spelling (a hidden alias; docs/cli.md lists them); both: refused."""
+    if old is None:
+        return value
+    if value is not None and value != old:
+        raise errors.UserError(f"{old_flag} is the old spelling of {flag}: give one of them")
+    return old
