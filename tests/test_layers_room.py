@@ -28,7 +28,12 @@ CONSTRUCTORS = {
 }
 #: Layers above the execution layer, and what of the room's insides they must not import.
 ABOVE = ("cli", "tournament", "gate", "report")
-INSIDES = ("skyjo_ref.execution.pool", "skyjo_ref.server.server", "skyjo_bot.loader")
+INSIDES = (
+    "skyjo_ref.execution.pool",
+    "skyjo_ref.server.server",
+    "skyjo_ref.server.services",
+    "skyjo_bot.loader.load_bot",
+)
 
 
 def _calls(path: Path) -> set[str]:

@@ -18,8 +18,8 @@ from skyjo_bot.address import check_address
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
 from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls, TlsError
+from skyjo_ref.server.config import MIN_MESSAGE_BYTES, check_message_bytes
 from skyjo_ref.server.guard import MIN_TOKEN_CHARS, check_token
-from skyjo_ref.server.server import MIN_MESSAGE_BYTES, check_message_bytes
 
 
 def register(app: typer.Typer) -> None:

@@ -54,7 +54,8 @@ from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.sandbox import share_socket
 from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd
-from skyjo_ref.server.server import RefereeServer, ServerConfig
+from skyjo_ref.server.config import ServerConfig
+from skyjo_ref.server.server import RefereeServer
 
 #: How long a bot process has to start and connect, unless the caller says (``match --connect-timeout``,
 #: a config's ``connect_timeout_s``): the same default in every command.

@@ -15,7 +15,7 @@ from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 
 from skyjo_ref.errors import Unfinished
 from skyjo_ref.match import MatchSpec
-from skyjo_ref.server.server import spec_to_proto
+from skyjo_ref.server.match_proto import spec_to_proto
 
 
 class RefereeError(Unfinished):
