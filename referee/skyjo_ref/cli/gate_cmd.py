@@ -49,7 +49,6 @@ from skyjo_ref.cli.options import (
     parse_shard,
     rules_from_cli,
     run_stoppable,
-    set_aside,
     stdout_taken,
     write_json,
 )
@@ -66,8 +65,7 @@ from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
-from skyjo_ref.tournament.store import Store, StoreError
-from skyjo_ref.tournament.writer_lock import WriterLock
+from skyjo_ref.tournament.store import Store, StoreError, open_run_store
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -370,21 +368,19 @@ class _Observer:
 
 
 def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
-    folder = spec.output
-    if new and folder.exists():
-        with WriterLock(folder):  # never move a folder another run writes to (FolderBusy: exit 6)
-            target = set_aside(folder)
-        stderr.print(f"--new: the old results are kept in {target}", highlight=False)
-    store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))
-    try:
-        store.bind(spec.fingerprint(), what="this gate")
-    except StoreError:
-        store.close()
-        raise
-    store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
-    store.set_info("bots", list(spec.seat_names))
-    store.set_info("rating", {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed})
-    return store
+    return open_run_store(
+        spec.output,
+        spec.fingerprint(),
+        what="this gate",
+        info={
+            "name": f"gate {spec.names[0]} vs {spec.names[1]}",
+            "bots": list(spec.seat_names),
+            "rating": {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed},
+        },
+        new=new,
+        on_wait=lambda m: stderr.print(f"note: {m}", highlight=False),
+        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
+    )
 
 
 def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:

@@ -7,7 +7,6 @@ import asyncio
 import json
 import signal
 import tempfile
-import time
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
@@ -201,13 +200,6 @@ def referee_from_cli(address: str | None) -> str | None:
         return check_address(address, "--referee")
     except ValueError as exc:
         raise errors.UserError(str(exc)) from None
-
-
-def set_aside(folder: Path) -> Path:
-    """``--new``: move an old results folder out of the way (results are never deleted); where it went."""
-    target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
-    folder.rename(target)
-    return target
 
 
 def run_stoppable(work: Coroutine[Any, Any, _T]) -> _T:

@@ -31,7 +31,6 @@ from skyjo_ref.cli.options import (
     parse_executor,
     parse_shard,
     run_stoppable,
-    set_aside,
     stdout_taken,
     table_console,
     write_json,
@@ -51,10 +50,9 @@ from skyjo_ref.tournament.config import TournamentConfig, load_config, output_fo
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoredGame, StoreError
+from skyjo_ref.tournament.store import Store, StoredGame, StoreError, open_run_store
 from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
-from skyjo_ref.tournament.writer_lock import WriterLock
 
 
 def register(app: typer.Typer) -> None:
@@ -67,27 +65,16 @@ def waiting_note(stderr: Console) -> Callable[[str], None]:
     return lambda message: stderr.print(f"note: {message}", highlight=False)
 
 
-def open_writer(folder: Path, stderr: Console) -> Store:
-    """The store in ``folder`` for a command that writes it: its writer lock held (exit 6 when another run has
-    it), waiting (with a note) while another process holds the database's lock."""
-    return Store(folder, writer=True, on_wait=waiting_note(stderr))
-
-
 def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
-    if new and config.output.exists():
-        with WriterLock(config.output):  # never move a folder another run writes to (FolderBusy: exit 6)
-            moved = set_aside(config.output)
-        stderr.print(f"--new: the old results are kept in {moved}", highlight=False)
-    store = open_writer(config.output, stderr)
-    try:
-        store.bind(runner.fingerprint(config), what=f"{config.path}")
-    except StoreError:
-        store.close()
-        raise
-    store.set_info("name", config.name)
-    store.set_info("rating", config.rating.to_info())
-    store.set_info("bots", list(config.bot_names))
-    return store
+    return open_run_store(
+        config.output,
+        runner.fingerprint(config),
+        what=f"{config.path}",
+        info={"name": config.name, "rating": config.rating.to_info(), "bots": list(config.bot_names)},
+        new=new,
+        on_wait=waiting_note(stderr),
+        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
+    )
 
 
 def tournament(
