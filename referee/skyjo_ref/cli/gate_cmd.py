@@ -56,12 +56,11 @@ from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
-from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, field_names, table_names
+from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, GateSpec, field_names, hypotheses_of, table_names
 from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import block_size
-from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
@@ -116,30 +115,6 @@ def _players(given: int | None, field: list[str]) -> int:
             "candidate, the baseline and the field)"
         )
     return players
-
-
-def _hypotheses(
-    preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, model: str
-) -> Hypotheses:
-    if preset is not None and preset not in PRESETS:
-        raise errors.UserError(f"--preset {preset!r}: expected one of {', '.join(PRESETS)}")
-    if model not in ELO_MODELS:
-        raise errors.UserError(f"--elo-model {model!r}: expected one of {', '.join(ELO_MODELS)}")
-    base0, base1 = PRESETS[preset or DEFAULT_PRESET]
-    if preset is None and (elo0 is not None) != (elo1 is not None):
-        raise errors.UserError("give both --elo0 and --elo1 (or a --preset, whose bounds either one overrides)")
-    h = Hypotheses(
-        elo0=base0 if elo0 is None else elo0,
-        elo1=base1 if elo1 is None else elo1,
-        alpha=alpha,
-        beta=beta,
-        model="normalized" if model == "normalized" else "logistic",
-    )
-    try:
-        h.check()
-    except ValueError as exc:
-        raise errors.UserError(f"{exc} (--elo0, --elo1, --alpha, --beta)") from None
-    return h
 
 
 def gate(
@@ -258,7 +233,7 @@ def gate(
     field = tuple(_spec(text, f"--field {text!r}", in_process, isolation) for text in field_texts or [])
     for note in in_process_notes((cand, base, *field), in_process):
         typer.echo(note, err=True)
-    hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
+    hypotheses = hypotheses_of(preset, elo0, elo1, alpha, beta, elo_model)
     if luck_adjust and players != 2:
         raise errors.UserError(
             f"--luck-adjust works at 2 players only (its luck features), not --players-per-game {players}"
