@@ -61,9 +61,11 @@ from skyjo_ref.gate.tracker import GateTracker
 from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import block_size
+from skyjo_ref.stats.sprt import Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoreError, open_run_store
 
 EXIT_ACCEPTED: Final = 0
@@ -234,38 +236,15 @@ def gate(
     for note in in_process_notes((cand, base, *field), in_process):
         typer.echo(note, err=True)
     hypotheses = hypotheses_of(preset, elo0, elo1, alpha, beta, elo_model)
-    if luck_adjust and players != 2:
-        raise errors.UserError(
-            f"--luck-adjust works at 2 players only (its luck features), not --players-per-game {players}"
-        )
-    if players != 2 and hypotheses.model != "logistic":
-        raise errors.UserError(f"--players-per-game {players} works with --elo-model logistic only (Elo at K players)")
-    block = block_size(players, "balanced" if field else "rotations")
-    if max_games < block:
-        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {block} games")
-    if luck_adjust and hypotheses.model != "logistic":
-        raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
+    _check_table(players, bool(field), hypotheses, luck_adjust, max_games)
     rule_set = rules_from_cli(rules, option or [])
     tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
-    if not seed.strip():
-        raise errors.UserError("--seed: expected a non-empty seed")
-    if seed_secret_env is not None:
-        try:
-            seed = secret_seed(read_secret(env=seed_secret_env), seed)
-        except SecretError as exc:
-            raise errors.UserError(f"--seed-secret-env: {exc}") from None
+    seed = _seed(seed, seed_secret_env)
     shard = parse_shard(shard_text)
     check_json_target(json_file)
     summaries.check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
-    names = table_names(cand, base)
-    with_field = "".join(f"-{name}" for name in field_names(cand, base, field))  # another gate: another folder
-    default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
-    folder = out if out is not None else Path("runs") / default
-    if shard is not None and out is None:
-        folder = folder.with_name(folder.name + shard.suffix)
-    if folder.exists() and not folder.is_dir():
-        raise errors.UserError(f"--output {folder}: exists and is not a folder: expected a folder for the gate's store")
+    folder = _folder(out, cand, base, field, shard)
     spec = GateSpec(
         candidate=cand,
         baseline=base,
@@ -323,6 +302,46 @@ def gate(
             exit_code = errors.EXIT_FAIL_ON
     report.finish(result.played, None, exit_code)
     raise typer.Exit(exit_code)
+
+
+def _check_table(players: int, field: bool, hypotheses: Hypotheses, luck_adjust: bool, max_games: int) -> None:
+    """What the table's size allows: the luck features and normalized Elo at 2 players, a whole deal's block."""
+    if luck_adjust and players != 2:
+        raise errors.UserError(
+            f"--luck-adjust works at 2 players only (its luck features), not --players-per-game {players}"
+        )
+    if players != 2 and hypotheses.model != "logistic":
+        raise errors.UserError(f"--players-per-game {players} works with --elo-model logistic only (Elo at K players)")
+    block = block_size(players, "balanced" if field else "rotations")
+    if max_games < block:
+        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {block} games")
+    if luck_adjust and hypotheses.model != "logistic":
+        raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
+
+
+def _seed(seed: str, secret_env: str | None) -> str:
+    """``--seed``, checked; with ``--seed-secret-env``, the deals' seed made from it and the secret."""
+    if not seed.strip():
+        raise errors.UserError("--seed: expected a non-empty seed")
+    if secret_env is None:
+        return seed
+    try:
+        return secret_seed(read_secret(env=secret_env), seed)
+    except SecretError as exc:
+        raise errors.UserError(f"--seed-secret-env: {exc}") from None
+
+
+def _folder(out: Path | None, cand: BotSpec, base: BotSpec, field: tuple[BotSpec, ...], shard: Shard | None) -> Path:
+    """The gate's store folder: ``--output``, or one named after its bots (another field: another folder)."""
+    names = table_names(cand, base)
+    with_field = "".join(f"-{name}" for name in field_names(cand, base, field))
+    default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
+    folder = out if out is not None else Path("runs") / default
+    if shard is not None and out is None:
+        folder = folder.with_name(folder.name + shard.suffix)
+    if folder.exists() and not folder.is_dir():
+        raise errors.UserError(f"--output {folder}: exists and is not a folder: expected a folder for the gate's store")
+    return folder
 
 
 class _Observer:

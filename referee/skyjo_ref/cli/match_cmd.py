@@ -148,17 +148,7 @@ def match(
     log_dir = None
     if executor.is_local:
         log_dir = _log_folder(logs, [s for s in specs if not (in_process and s.kind == "python")])
-    terminal = stderr.is_terminal
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr,
-        transient=False,
-        disable=not terminal,  # a pipe or a CI log gets no progress bar
-    )
+    progress = _progress_bar(stderr)
     task = progress.add_task(" vs ".join(lineup.labels), total=games)
     played: list[FinishedGame] = []
     processes: dict[str, ManagedBot] = {}
@@ -211,6 +201,20 @@ def match(
     _finish(result, specs, rule_set, json_file, stopped, errors.EXIT_UNFINISHED if stopped else errors.EXIT_OK)
     if stopped:
         raise errors.Unfinished(stopped)
+
+
+def _progress_bar(stderr: Console) -> Progress:
+    """The match's progress bar on a terminal (a pipe or a CI log gets none)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=False,
+        disable=not stderr.is_terminal,
+    )
 
 
 def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:

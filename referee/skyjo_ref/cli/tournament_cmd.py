@@ -108,7 +108,6 @@ def tournament(
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = cli_console(stderr=True)
-    stdout = table_console()
     shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
     config = load_config(config_file, output=output)
@@ -170,44 +169,56 @@ def tournament(
             raise typer.Exit(errors.EXIT_INTERRUPTED) from None
         finally:
             observer.stop()
-        for note in summary.notes:
-            stderr.print(f"note: {note}", highlight=False)
-        stderr.print(
-            f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
-            f"results in {config.output}",
-            highlight=False,
-        )
-        for bot, kinds in _fault_counts(store).items():
-            stderr.print(
-                f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False
-            )
-        for line in first_failures(store, config.output / "logs"):
-            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
-        tables = runner.compute_tables(config, store)
-        # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
-        render_tables(
-            table_console(stderr=True) if stdout_taken(json_file, markdown_file) else stdout,
-            tables,
-            title=f"{config.name}: Elo",
-        )
-        found = incidents(store)
-        failed = fail_message(found, fail_kinds)
-        outputs.write(
-            tables,
-            found,
-            {
-                "scheduled": summary.total,
-                "played_now": summary.played,
-                "already_stored": summary.already,
-                "seconds": round(summary.seconds, 3),
-            },
-            stopped=None,
-            exit_code=errors.EXIT_FAIL_ON if failed else errors.EXIT_OK,
-            failed=failed,
-        )
-        raise_if_failed(failed)
+        _finished(config, store, summary, outputs, fail_kinds, stderr, stdout_taken(json_file, markdown_file))
     finally:
         store.close()
+
+
+def _finished(
+    config: TournamentConfig,
+    store: Store,
+    summary: runner.RunSummary,
+    outputs: _Outputs,
+    fail_kinds: frozenset[str],
+    stderr: Console,
+    stdout_taken_by_data: bool,
+) -> None:
+    """A finished run: its notes, each bot's faults and first failure, the tables, ``--json``/``--markdown``,
+    and ``--fail-on``'s verdict."""
+    for note in summary.notes:
+        stderr.print(f"note: {note}", highlight=False)
+    stderr.print(
+        f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
+        f"results in {config.output}",
+        highlight=False,
+    )
+    for bot, kinds in _fault_counts(store).items():
+        stderr.print(f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False)
+    for line in first_failures(store, config.output / "logs"):
+        stderr.print(line, highlight=False, markup=False, soft_wrap=True)
+    tables = runner.compute_tables(config, store)
+    # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
+    render_tables(
+        table_console(stderr=True) if stdout_taken_by_data else table_console(),
+        tables,
+        title=f"{config.name}: Elo",
+    )
+    found = incidents(store)
+    failed = fail_message(found, fail_kinds)
+    outputs.write(
+        tables,
+        found,
+        {
+            "scheduled": summary.total,
+            "played_now": summary.played,
+            "already_stored": summary.already,
+            "seconds": round(summary.seconds, 3),
+        },
+        stopped=None,
+        exit_code=errors.EXIT_FAIL_ON if failed else errors.EXIT_OK,
+        failed=failed,
+    )
+    raise_if_failed(failed)
 
 
 class _Counting:
