@@ -1,5 +1,5 @@
-"""The rating fits' solver loop (stats/newton.py): seconds for Bradley-Terry and Plackett-Luce ratings with bootstrap
-intervals on one seeded league, to compare two checkouts (run it with each one's Python; less is better).
+"""The rating fits' solver loop (stats/newton.py): CPU seconds of Bradley-Terry and Plackett-Luce ratings with
+bootstrap intervals on one seeded league, to compare two checkouts (run it with each one's Python; less is better).
 
     python benchmarks/bench_solvers.py                 # 8 bots, 4-player tables, 30 deals, 200 resamples
     python benchmarks/bench_solvers.py --repeat 5 --json out.json
@@ -36,9 +36,9 @@ def league(bots: int, k: int, deals: int, seed: int) -> list[tuple[Any, list[tup
 def best_of(repeat: int, work: Callable[[], object]) -> float:
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: a busy machine slows the wall clock, not this
         work()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times)
 
 
