@@ -26,7 +26,14 @@ The API, for a command (or ``check-bot``) that seats bots itself::
 ``open_room`` stops every process and the referee it started on the way out.
 To seat a tournament config's bot exactly as the league runs it (isolation,
 limits, a fresh process per deal), use :func:`execution.backend.referee_backend`
-with a :class:`~.types.RoomConfig` (``TournamentConfig.room()``) instead.
+with a :class:`~.types.RoomConfig` (``TournamentConfig.room()``) instead. A
+caller that runs a referee of its own making (check-bot's scripted one) starts
+the bot's processes as the league would with :class:`BotProcesses`::
+
+    processes = BotProcesses(spec, tcp_address=tcp, unix_address=unix, log_dir=logs)
+    process = await processes.start(token)          # a ManagedBot, never restarted
+    ...
+    await processes.aclose()
 """
 
 from __future__ import annotations
@@ -319,3 +326,55 @@ async def open_room(
             yield room
         finally:
             await room.aclose()
+
+
+async def _no_tokens(name: str) -> str:
+    raise RuntimeError(f"bot {name!r}: the caller's referee issues its tokens (BotProcesses.start(token))")
+
+
+class BotProcesses:
+    """One bot's processes exactly as the league starts them (its sandbox view, limits and environment; a
+    ``unix:`` socket when it has no network), on a referee the caller runs itself: the caller gives each
+    process its token, and may point it at another of its listeners (``address``, as the bot sees it).
+    Never restarted (``max_restarts``): a check wants the exit of the process it started."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        *,
+        tcp_address: str,
+        unix_address: str | None,
+        log_dir: Path,
+        hidden: tuple[Path, ...] = (),
+        env: Mapping[str, str] | None = None,
+        max_restarts: int = 0,
+    ) -> None:
+        self.spec = spec
+        self.pool = BotPool(
+            (spec,),
+            address=tcp_address,
+            unix_address=unix_address,
+            issue_token=_no_tokens,
+            wait_connected=None,
+            store=FaultList(),
+            observer=QuietNotes(),
+            log_dir=log_dir,
+            connect_timeout_s=CONNECT_TIMEOUT_S,
+            hidden=hidden,
+            max_restarts=max_restarts,
+            log_name=lambda name, number: f"{number:02d}.log",
+            replace_given_up=False,
+            referee_env=env,
+        )
+
+    def address(self) -> str:
+        """Where the bot's processes connect by default, as the bot sees the machine."""
+        return self.pool.address_for(self.spec)
+
+    async def start(self, token: str, *, address: str | None = None) -> ManagedBot:
+        """A new process with ``token`` (OSError-like :class:`RunUnfinished` when it cannot start at all)."""
+        return (await self.pool.start(self.spec.name, token=token, address=address)).process
+
+    async def aclose(self) -> None:
+        """Stop every process started (SIGTERM, then SIGKILL)."""
+        await self.pool.aclose()
