@@ -179,17 +179,12 @@ def _read_tls_and_connections(
             missing = "tls_key" if "tls_cert" in files else "tls_cert"
             raise fail((next(iter(files)),), f"TLS needs both tls_cert and tls_key: add {missing}")
         config.tls = ServerTls(files["tls_cert"], files["tls_key"], files.get("tls_client_ca"))
-    if "handshake_timeout_ms" in data:
-        value = data["handshake_timeout_ms"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= MAX_TOKEN_MS:
-            expected = f"expected milliseconds from 100 to {MAX_TOKEN_MS}, got {value!r}"
-            raise fail(("handshake_timeout_ms",), expected)
-        config.handshake_timeout_ms = value
-    if "max_connections" in data:
-        value = data["max_connections"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**31 - 1:
-            raise fail(("max_connections",), f"expected a number of connections of at least 1, got {value!r}")
-        config.max_connections = value
+    for key, check in (("handshake_timeout_ms", check_handshake_ms), ("max_connections", check_max_connections)):
+        if key in data:
+            try:
+                setattr(config, key, check(data[key]))
+            except ValueError as exc:
+                raise fail((key,), str(exc)) from None
 
 
 #: The longest ``token_idle_ms`` / ``token_unused_ms``: a year.
@@ -254,4 +249,23 @@ def check_message_bytes(value: Any) -> int:
     """``value`` if it is a usable ``max_message_bytes``, else ValueError saying what is expected."""
     if isinstance(value, bool) or not isinstance(value, int) or not MIN_MESSAGE_BYTES <= value <= MAX_MESSAGE_BYTES:
         raise ValueError(f"expected an integer from {MIN_MESSAGE_BYTES} to {MAX_MESSAGE_BYTES}, got {value!r}")
+    return value
+
+
+#: The range of ``handshake_timeout_ms`` and ``max_connections`` (config file and ``serve`` flags alike).
+MIN_HANDSHAKE_MS: Final = 100
+MAX_CONNECTIONS: Final = 2**31 - 1
+
+
+def check_handshake_ms(value: Any) -> int:
+    """``value`` if it is a usable ``handshake_timeout_ms``, else ValueError saying what is expected."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_HANDSHAKE_MS <= value <= MAX_TOKEN_MS:
+        raise ValueError(f"expected at least {MIN_HANDSHAKE_MS} (milliseconds, at most {MAX_TOKEN_MS}), got {value!r}")
+    return value
+
+
+def check_max_connections(value: Any) -> int:
+    """``value`` if it is a usable ``max_connections``, else ValueError saying what is expected."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONNECTIONS:
+        raise ValueError(f"expected at least 1 (connections, at most {MAX_CONNECTIONS}), got {value!r}")
     return value
