@@ -22,7 +22,6 @@ KNOWN_LONG = {
     ("rules/engine.py", "apply"),
     ("tournament/config.py", "parse_config"),
     ("tournament/config.py", "_bot"),
-    ("tournament/league.py", "_cyclic_search"),
     ("tournament/runner.py", "run"),
     ("tournament/tables.py", "compute"),
 }
