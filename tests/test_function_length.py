@@ -18,7 +18,6 @@ LIMIT = 80
 KNOWN_LONG = {
     ("env/encoding.py", "_catch_up"),
     ("execution/play.py", "play_games"),
-    ("report/data.py", "_per_bot"),
     ("rules/engine.py", "apply"),
     ("tournament/config.py", "parse_config"),
     ("tournament/config.py", "_bot"),
