@@ -200,6 +200,7 @@ def gate(
         int | None,
         typer.Option(
             "--players-per-game",
+            "-n",
             "-k",
             help="Seats at the table (2-8): the candidate against players-1 copies of the baseline, or against "
             "the baseline and players-2 --field bots [default: 2, or 2 + the --field bots].",
