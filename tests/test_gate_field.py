@@ -186,8 +186,12 @@ def test_a_sharded_field_gate_merges_into_the_verdict_of_the_whole_gate(tmp_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--players", "4", "--field", "random"), "--players 4 with 1 --field bot: expected 2 (players-2"),
-        (("--players", "3", "--field", "random", "--field", "random"), "--players 3 with 2 --field bots: expected 1"),
+        (("--players", "4", "--field", "random"), "--players-per-game 4 with 1 --field bot: expected 2 (players-2"),
+        (
+            ("--players-per-game", "3", "--field", "random", "--field", "random"),
+            "--players-per-game 3 with 2 --field bots: expected 1",
+        ),
+        (("--players", "3", "--players-per-game", "4"), "--players is the old spelling of --players-per-game"),
         (("--players", "2", "--field", "random"), "a field needs 3 or more players"),
         (
             (
@@ -195,7 +199,7 @@ def test_a_sharded_field_gate_merges_into_the_verdict_of_the_whole_gate(tmp_path
                 "random",
             )
             * 7,
-            "--players 9: expected 2 to 8",
+            "--players-per-game 9: expected 2 to 8",
         ),
         (("--field", "nobot.py"), "--field 'nobot.py': no such file"),
         (("--field", "remote:x"), "remote bots are not supported yet"),

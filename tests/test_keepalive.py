@@ -20,7 +20,8 @@ from pathlib import Path
 import grpc
 from sdk_harness import NODE_DIR, ROOT
 from skyjo_bot import client as sdk_client
-from skyjo_ref.server.server import MAX_PING_STRIKES, RefereeServer, ServerConfig, grpc_server_options
+from skyjo_ref.server.config import MAX_PING_STRIKES, ServerConfig, grpc_server_options
+from skyjo_ref.server.server import RefereeServer
 
 DOCS = ROOT / "docs" / "writing-a-bot.md"
 PROBE = ROOT / "tests" / "node_keepalive_client.js"

@@ -106,7 +106,6 @@ def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path, capsys: pyte
         (["match", "random", "greedy", "--rules", "nope"], "unknown rules preset"),
         (["match", "random", "greedy", "--option", "column_clear"], "expected key=value"),
         (["match", "random", "greedy", "--option", "end_score=-5"], "end_score"),
-        (["match", str(empty), "greedy", "--games", "1"], "exited before connecting"),
         (["match", "random", "greedy", "--referee", "127.0.0.1:1"], "control token"),
         (["serve", "--address", "nonsense"], "expected HOST:PORT"),
         (["serve", "--token", "nameonly"], "expected NAME=TOKEN"),
@@ -121,6 +120,9 @@ def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path, capsys: pyte
         assert "Traceback" not in err
     out = skyjo("match", "grumpy", "greedy")  # and once through a real process
     assert out.returncode == 2 and "unknown bot 'grumpy'" in out.stderr and "Traceback" not in out.stderr
+    # a bot that passes the checks but cannot run exits 3, as in a tournament or a gate (skyjo_ref.errors)
+    code, err = run_main(["match", str(empty), "greedy", "--games", "1"], capsys)
+    assert code == 3 and "exited before connecting" in err and "empty.log" in err, err
 
 
 def test_serve_config_mistakes_are_one_line_with_the_place_and_exit_2(tmp_path: Path) -> None:
@@ -270,3 +272,17 @@ def test_serve_refuses_a_port_out_of_range() -> None:
     result = skyjo("serve", "--address", "127.0.0.1:99999", timeout=60)
     assert result.returncode == 2
     assert "the port must be 0-65535" in result.stderr
+
+
+def test_connect_timeout_is_honoured_for_a_command_bot_and_names_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--connect-timeout bounds every bot's wait (not only remote: bots'), and the message says where its output is."""
+    logs = tmp_path / "logs"
+    code, err = run_main(
+        ["match", "cmd:sleep 600", "greedy", "--games", "1", "--connect-timeout", "1", "--logs", str(logs)], capsys
+    )
+    assert code == 3, err
+    assert "bot 'sleep' did not connect to the referee within 1 s (--connect-timeout)" in err, err
+    assert str(logs / "sleep.log") in err, err
+    assert "Traceback" not in err

@@ -248,7 +248,7 @@ def test_the_record_keeps_each_decision_time_per_seat_in_meta() -> None:
 def test_a_slice_of_a_match_plays_its_games_exactly_as_the_whole_match() -> None:
     """first_game: games g.. of a match on their own (how match --executor spreads a match over workers)."""
     from skyjo_bot.types import TimeControl as Tc
-    from skyjo_ref.server.server import spec_from_proto, spec_to_proto
+    from skyjo_ref.server.match_proto import spec_from_proto, spec_to_proto
 
     seats = (SeatSpec.of_builtin("random"), SeatSpec.of_builtin("greedy"))
     whole = builtin_match(MatchSpec(seats=seats, games=5, seed="7", rotate_seats=True))

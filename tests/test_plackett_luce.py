@@ -173,3 +173,22 @@ def test_the_benchmarks_held_out_scorer_on_a_hand_computed_case() -> None:
     assert (score.games, score.pairs) == (2, 6)
     # decided: a-b, a-c (game 1, both right), c-a (game 2, wrong); b-c has equal strengths, a=b is a tie
     assert (score.wrong, score.decided) == (1, 3)
+
+
+def test_both_fits_share_one_solver_that_reports_non_convergence() -> None:
+    """An unconverged fit raises instead of returning its last guess; given its steps, it converges."""
+    from skyjo_ref.stats import bradley_terry
+    from skyjo_ref.stats.newton import NotConverged
+
+    games = [(deal, [("a", 1), ("b", 2), ("c", 3)]) for deal in range(6)]
+    games += [(deal + 6, [("b", 1), ("a", 2), ("c", 3)]) for deal in range(3)]
+    chosen, stages = pl.order_data(games).totals()
+    wins, played = bradley_terry.pair_data(games).totals()
+    with pytest.raises(NotConverged, match="Plackett-Luce fit did not converge in 1 Newton steps"):
+        pl.fit(chosen, stages, max_iter=1)
+    with pytest.raises(NotConverged, match="Bradley-Terry fit did not converge in 1 Newton steps"):
+        bradley_terry.fit(wins, played, max_iter=1)
+    strengths = pl.fit(chosen, stages)
+    assert strengths[0] > strengths[1] > strengths[2] and abs(sum(strengths)) < 1e-9
+    pairwise = bradley_terry.fit(wins, played)
+    assert pairwise[0] > pairwise[1] > pairwise[2] and abs(sum(pairwise)) < 1e-9

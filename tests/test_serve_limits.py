@@ -243,8 +243,11 @@ def test_past_the_connection_cap_new_connections_are_closed_at_once_and_descript
 
 def test_serve_refuses_a_bad_cap_or_deadline_in_one_line() -> None:
     for args, expected in (
-        (["--max-connections", "0"], "--max-connections: expected at least 1"),
-        (["--handshake-timeout-ms", "5"], "--handshake-timeout-ms: expected at least 100"),
+        (["--max-connections", "0"], "--max-connections: expected at least 1 (connections, at most 2147483647)"),
+        (
+            ["--handshake-timeout-ms", "5"],
+            "--handshake-timeout-ms: expected at least 100 (milliseconds, at most 31536000000)",
+        ),
     ):
         done = subprocess.run(
             [sys.executable, "-m", "skyjo_ref", "serve", "--address", "127.0.0.1:0", *args],

@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from skyjo_ref.errors import BotSpecError
 
-class BotFileError(ValueError):
+
+class BotFileError(BotSpecError):
     """A bot file that cannot be loaded; the message says where and what is expected."""
 
 

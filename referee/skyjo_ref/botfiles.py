@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from skyjo_bot.loader import split_spec
+
 from skyjo_ref.players import BotSpec
 from skyjo_ref.sandbox import python_runtime, referee_code
 
@@ -162,9 +164,9 @@ def bot_files(spec: BotSpec) -> BotFiles:
 def python_target(python: str) -> Path | None:
     """The source file of a Python bot spec (``/abs/bot.py[:Name]`` or ``module:Name``); None when the module is
     installed in the environment (site-packages) or cannot be found."""
-    head, sep, tail = python.rpartition(":")
-    target = head if sep and head and "/" not in tail and not tail.endswith(".py") else python
-    if target.endswith(".py") or "/" in target or os.sep in target:
+    parts = split_spec(python)
+    target = parts.target
+    if parts.is_file:
         return Path(target).resolve()
     try:
         found = importlib.util.find_spec(target)

@@ -33,8 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from skyjo_bot.loader import split_spec
+
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.errors import BotSpecError
 from skyjo_ref.safetext import printable
 from skyjo_ref.sandbox import (
     BOT_MEMORY_LIMIT,
@@ -63,10 +66,6 @@ SPEC_FORMS: Final = (
     "a built-in name ({builtins}), a Python file (bot.py or bot.py:ClassName), "
     "module:ClassName, cmd:COMMAND or remote:NAME"
 )
-
-
-class BotSpecError(ValueError):
-    """A bot spec that names no usable bot; the message says what is wrong and what is expected."""
 
 
 def _forms() -> str:
@@ -119,14 +118,6 @@ class BotSpec:
         raise ValueError(f"{self.kind} bot {self.name!r} has no process")
 
 
-def _split_name(text: str) -> tuple[str, str | None]:
-    """``bot.py:Name`` -> (``bot.py``, ``Name``); a Windows drive colon is not a name."""
-    head, sep, tail = text.rpartition(":")
-    if sep and head and tail and "/" not in tail and "\\" not in tail and not tail.endswith(".py"):
-        return head, tail
-    return text, None
-
-
 def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
     """Read a command-line bot spec; relative files are found from ``base`` (default: the current folder)."""
     text = text.strip()
@@ -141,8 +132,9 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
         return BotSpec("remote", name, text)
     if text.startswith("cmd:"):
         return command_spec(text[len("cmd:") :], text=text)
-    target, attr = _split_name(text)
-    if target.endswith(".py") or "/" in target or "\\" in target:
+    parts = split_spec(text)  # the SDK's reading: the runner reads the spec the same way
+    target, attr = parts.target, parts.name
+    if parts.is_file:
         path = Path(target).expanduser()
         if not path.is_absolute():
             path = (base or Path.cwd()) / path

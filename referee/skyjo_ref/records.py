@@ -193,6 +193,26 @@ def replay(record: Mapping[str, Any]) -> Game:
     Raises :class:`RecordError` with the place and the reason for the first
     thing that is wrong.
     """
+    rules, players, rounds = _header(record)
+    decks, reshuffles = _decks(rounds)
+    dealer = _ReplayDealer(decks, reshuffles)
+    try:
+        game = Game(len(players), rules, dealer=dealer, players=players)
+    except DealError as exc:
+        raise RecordError(f"round 0: {exc}") from None
+    for k, entry in enumerate(rounds):
+        _replay_round(game, k, entry, len(reshuffles[k]))
+    if not game.over:
+        raise RecordError(
+            f"the record ends after round {len(rounds) - 1}, but the game goes on "
+            f"(totals {game.totals}; end_score {rules.end_score})"
+        )
+    _check_result(game, record.get("result"), len(players))
+    return game
+
+
+def _header(record: Mapping[str, Any]) -> tuple[Rules, list[Any], list[Any]]:
+    """The record's format, rules, players and rounds, checked."""
     if record.get("format") != FORMAT:
         raise RecordError(f"format is {record.get('format')!r}, expected {FORMAT!r}")
     raw_rules = record.get("rules")
@@ -210,7 +230,11 @@ def replay(record: Mapping[str, Any]) -> Game:
     rounds = _expect_list(record.get("rounds"), "", "rounds")
     if not rounds:
         raise RecordError("rounds: a record holds at least one round")
+    return rules, players, rounds
 
+
+def _decks(rounds: list[Any]) -> tuple[list[list[int]], list[list[list[int]]]]:
+    """Each round's deck and reshuffled piles, checked (a deck holds the right cards)."""
     decks: list[list[int]] = []
     reshuffles: list[list[list[int]]] = []
     for k, entry in enumerate(rounds):
@@ -231,69 +255,62 @@ def replay(record: Mapping[str, Any]) -> Game:
         _expect_list(entry.get("actions"), where, "actions")
         decks.append(deck)
         reshuffles.append(piles)
+    return decks, reshuffles
 
-    dealer = _ReplayDealer(decks, reshuffles)
-    try:
-        game = Game(len(players), rules, dealer=dealer, players=players)
-    except DealError as exc:
-        raise RecordError(f"round 0: {exc}") from None
 
-    for k, entry in enumerate(rounds):
+def _replay_round(game: Game, k: int, entry: Mapping[str, Any], reshuffles: int) -> None:
+    """Apply round ``k``'s actions (each checked: its seat is due, it is legal) and check the round's result."""
+    if game.over or game.round_index != k:
+        raise RecordError(f"round {k}: the game was already over after round {k - 1}")
+    for i, raw_action in enumerate(entry["actions"]):
+        where = f"round {k}, action {i}: "
         if game.over or game.round_index != k:
-            raise RecordError(f"round {k}: the game was already over after round {k - 1}")
-        for i, raw_action in enumerate(entry["actions"]):
-            where = f"round {k}, action {i}: "
-            if game.over or game.round_index != k:
-                raise RecordError(f"{where}the round was already over")
-            if not isinstance(raw_action, dict):
-                raise RecordError(f'{where}expected an object like {{"seat": 0, "act": "draw"}}')
-            try:
-                action = Action.from_dict(raw_action)
-            except InvalidActionError as exc:
-                raise RecordError(f"{where}{exc}") from None
-            seat = raw_action.get("seat")
-            if seat != game.current_seat or not _is_int(seat):
-                raise RecordError(
-                    f"{where}seat {seat!r} acted, but seat {game.current_seat} is due ({game.decision.value})"
-                )
-            auto = raw_action.get("auto")
-            if auto is not None and auto not in AUTO_REASONS:
-                raise RecordError(f"{where}auto is {auto!r}, expected one of {', '.join(AUTO_REASONS)}")
-            try:
-                game.apply(action, auto=auto)
-            except (IllegalActionError, DealError) as exc:
-                raise RecordError(f"{where}{exc}") from None
-        if not game.over and game.round_index == k:
+            raise RecordError(f"{where}the round was already over")
+        if not isinstance(raw_action, dict):
+            raise RecordError(f'{where}expected an object like {{"seat": 0, "act": "draw"}}')
+        try:
+            action = Action.from_dict(raw_action)
+        except InvalidActionError as exc:
+            raise RecordError(f"{where}{exc}") from None
+        seat = raw_action.get("seat")
+        if seat != game.current_seat or not _is_int(seat):
             raise RecordError(
-                f"round {k}: the actions end before the round does "
-                f"(seat {game.current_seat} still has to {game.decision.value})"
+                f"{where}seat {seat!r} acted, but seat {game.current_seat} is due ({game.decision.value})"
             )
-        log = game.rounds[k]
-        if len(log.reshuffles) != len(reshuffles[k]):
-            raise RecordError(
-                f"round {k}: reshuffle {len(log.reshuffles)} is never used "
-                f"(the draw pile ran out {len(log.reshuffles)} times, {len(reshuffles[k])} reshuffles are listed)"
-            )
-        _check_round_result(k, entry.get("result"), log.finisher, log.raw, log.scores)
-
-    if not game.over:
+        auto = raw_action.get("auto")
+        if auto is not None and auto not in AUTO_REASONS:
+            raise RecordError(f"{where}auto is {auto!r}, expected one of {', '.join(AUTO_REASONS)}")
+        try:
+            game.apply(action, auto=auto)
+        except (IllegalActionError, DealError) as exc:
+            raise RecordError(f"{where}{exc}") from None
+    if not game.over and game.round_index == k:
         raise RecordError(
-            f"the record ends after round {len(rounds) - 1}, but the game goes on "
-            f"(totals {game.totals}; end_score {rules.end_score})"
+            f"round {k}: the actions end before the round does "
+            f"(seat {game.current_seat} still has to {game.decision.value})"
         )
-    result = record.get("result")
+    log = game.rounds[k]
+    if len(log.reshuffles) != reshuffles:
+        raise RecordError(
+            f"round {k}: reshuffle {len(log.reshuffles)} is never used "
+            f"(the draw pile ran out {len(log.reshuffles)} times, {reshuffles} reshuffles are listed)"
+        )
+    _check_round_result(k, entry.get("result"), log.finisher, log.raw, log.scores)
+
+
+def _check_result(game: Game, result: Any, players: int) -> None:
+    """The stored result (forfeits applied) equals the replayed game's."""
     if not isinstance(result, dict):
         raise RecordError("result: expected an object with totals, ranks and winners")
     forfeits = result.get("forfeits", [])
-    if not isinstance(forfeits, list) or not all(_is_int(s) and 0 <= s < len(players) for s in forfeits):
-        raise RecordError(f"result: forfeits must list seats 0-{len(players) - 1}, got {forfeits!r}")
+    if not isinstance(forfeits, list) or not all(_is_int(s) and 0 <= s < players for s in forfeits):
+        raise RecordError(f"result: forfeits must list seats 0-{players - 1}, got {forfeits!r}")
     for seat in forfeits:
         game.mark_forfeit(seat)
     replayed = {"totals": game.totals, "ranks": game.ranks, "winners": game.winners}
     for key, value in replayed.items():
         if not _same(result.get(key), value):
             raise RecordError(f"result: stored {key} {result.get(key)!r} differ from the replayed {value!r}")
-    return game
 
 
 def _same(stored: Any, replayed: Any) -> bool:

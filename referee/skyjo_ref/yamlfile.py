@@ -10,11 +10,13 @@ from typing import Any
 
 import yaml
 
+from skyjo_ref.errors import UsageError
+
 #: A key path in a document: ``("bots", 2, "command")`` is ``bots[2].command``.
 KeyPath = tuple[str | int, ...]
 
 
-class YamlFileError(ValueError):
+class YamlFileError(UsageError):
     """Text that is not one valid YAML document (or repeats a key); the message is one line with the place."""
 
 

@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,16 +28,31 @@ class BotSpecError(Exception):
     """A bot spec that does not name a usable bot."""
 
 
+@dataclass(frozen=True, slots=True)
+class SpecParts:
+    """A Python bot spec, read: ``target`` (a file path or a module name), the ``name`` after the colon, if any."""
+
+    target: str
+    name: str | None
+    is_file: bool
+
+
+def split_spec(spec: str) -> SpecParts:
+    """THE reading of ``path/bot.py[:Name]`` and ``package.module:Name``, for the SDK and the referee alike.
+
+    The name is what follows the last colon when it holds no path separator and
+    is not a ``.py`` file (``C:\\bots\\x.py`` has a drive colon, not a name); the
+    target is a file when it ends in ``.py`` or holds a path separator."""
+    spec = spec.strip()
+    head, sep, tail = spec.rpartition(":")
+    named = bool(sep and head and tail and "/" not in tail and "\\" not in tail and not tail.endswith(".py"))
+    target, name = (head, tail) if named else (spec, None)
+    return SpecParts(target, name, target.endswith(".py") or "/" in target or "\\" in target)
+
+
 def is_file_spec(spec: str) -> bool:
     """Whether ``spec`` names a file (as opposed to ``package.module:Name``)."""
-    target = spec.rsplit(":", 1)[0] if _has_name(spec) else spec
-    return target.endswith(".py") or "/" in target or "\\" in target
-
-
-def _has_name(spec: str) -> bool:
-    # "C:\\bots\\x.py" has a drive colon; a name part never contains a path separator
-    head, sep, tail = spec.rpartition(":")
-    return bool(sep and head and tail and "/" not in tail and "\\" not in tail and not tail.endswith(".py"))
+    return split_spec(spec).is_file
 
 
 def load_bot(spec: str) -> Bot:
@@ -44,8 +60,9 @@ def load_bot(spec: str) -> Bot:
     spec = spec.strip()
     if not spec:
         raise BotSpecError(f"empty bot spec: {SPEC_HELP}")
-    target, name = spec.rsplit(":", 1) if _has_name(spec) else (spec, None)
-    module = _load_file(target) if is_file_spec(spec) else _import_module(target)
+    parts = split_spec(spec)
+    target, name = parts.target, parts.name
+    module = _load_file(target) if parts.is_file else _import_module(target)
     if name is not None:
         if not hasattr(module, name):
             found = ", ".join(n for n, _ in _bots_in(module)) or "none"

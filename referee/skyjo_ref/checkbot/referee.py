@@ -27,7 +27,7 @@ import grpc
 import grpc.aio
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 
-from skyjo_ref.server.server import ServerConfig, grpc_server_options
+from skyjo_ref.server.config import ServerConfig, grpc_server_options
 from skyjo_ref.server.tls import ServerTls
 
 #: Messages a bot may have sent that no case has read yet (a flood ends the stream, and memory stays bounded).

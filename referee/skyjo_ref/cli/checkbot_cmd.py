@@ -19,9 +19,10 @@ from skyjo_ref.checkbot import CASES, Result, check_bot, read_expected_failures,
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import folder_from_cli, table_console
 from skyjo_ref.cli.plain import print_table
-from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.errors import BotSpecError, ConfigError
+from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import SandboxUnavailable
-from skyjo_ref.tournament.config import ConfigError, load_config
+from skyjo_ref.tournament.config import load_config
 
 
 def register(app: typer.Typer) -> None:

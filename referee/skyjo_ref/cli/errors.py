@@ -1,13 +1,8 @@
-"""Errors a user can cause, their one-line messages and exit codes.
+"""How errors reach a person: one line on stderr and the exit code :mod:`skyjo_ref.errors` maps them to.
 
-Exit codes (documented in docs/cli.md):
-  0  success
-  1  the command ran but its check failed (e.g. ``replay --check`` found an invalid record)
-  2  bad usage or bad input (arguments, config file, record file)
-  3  the work could not finish (a tournament or match stopped early)
-  5  ``--fail-on``: a bot forfeited, was struck or crashed (the message names the bots)
-  6  the output folder is in use by another run (the message names it); nothing was done
-  130 interrupted (Ctrl-C); finished work is kept
+The errors themselves, and the one table of exit codes (documented in
+docs/cli.md), live in :mod:`skyjo_ref.errors`; this module prints them, and
+words the usage errors the command-line parser finds.
 """
 
 from __future__ import annotations
@@ -20,39 +15,38 @@ from rich.console import Console
 from rich.markup import escape
 from typer._click import exceptions as click_errors
 
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
-EXIT_UNFINISHED = 3
-EXIT_FAIL_ON = 5
-EXIT_BUSY = 6
-EXIT_INTERRUPTED = 130
+from skyjo_ref.errors import (
+    EXIT_BUSY,
+    EXIT_CHECK_FAILED,
+    EXIT_FAIL_ON,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNFINISHED,
+    EXIT_USAGE,
+    Busy,
+    SkyjoRefError,
+    Unfinished,
+)
+
+__all__ = [
+    "EXIT_BUSY",
+    "EXIT_CHECK_FAILED",
+    "EXIT_FAIL_ON",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_UNFINISHED",
+    "EXIT_USAGE",
+    "Busy",
+    "Unfinished",
+    "UserError",
+]
+
+#: What commands raise for a person's mistake: the root itself (exit 2 unless told), and every library error
+#: under it reaches the person unchanged (a ConfigError, a BotSpecError, an Unfinished run...).
+UserError = SkyjoRefError
 
 DEBUG = False
 _stderr = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line in CI logs
-
-
-class UserError(Exception):
-    """Something the user can fix; the message says what and what is expected."""
-
-    exit_code = EXIT_USAGE
-
-    def __init__(self, message: str, exit_code: int | None = None) -> None:
-        super().__init__(message)
-        if exit_code is not None:
-            self.exit_code = exit_code
-
-
-class Unfinished(UserError):
-    """The work stopped before its end; what finished is kept."""
-
-    exit_code = EXIT_UNFINISHED
-
-
-class Busy(UserError):
-    """Another run writes to the folder this command would write to; nothing was done."""
-
-    exit_code = EXIT_BUSY
 
 
 def report(exc: BaseException) -> None:

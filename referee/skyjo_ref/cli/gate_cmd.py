@@ -46,27 +46,29 @@ from skyjo_ref.cli.options import (
     clock_from_cli,
     in_process_notes,
     isolation_from_cli,
+    old_spelling,
     parse_executor,
     parse_shard,
     rules_from_cli,
     run_stoppable,
-    set_aside,
     stdout_taken,
     write_json,
 )
+from skyjo_ref.errors import BotSpecError
+from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
-from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, DEFAULT_PRESET, PRESETS, GateSpec, field_names, table_names
+from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, GateSpec, field_names, hypotheses_of, table_names
 from skyjo_ref.gate.tracker import GateTracker
-from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import block_size
-from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
+from skyjo_ref.stats.sprt import Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
-from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
-from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
+from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.store import Store, StoreError, open_run_store
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -102,46 +104,25 @@ def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSp
 
 
 def _players(given: int | None, field: list[str]) -> int:
-    """The table's size: ``--players``, or 2 + the ``--field`` bots when it is not given; checked against the field."""
+    """The table's size: ``--players-per-game``, or 2 + the ``--field`` bots when it is not given; checked against
+    the field."""
     players = given if given is not None else 2 + len(field)
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise errors.UserError(f"--players {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
+        raise errors.UserError(
+            f"--players-per-game {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table"
+        )
     if field and players == 2:
         raise errors.UserError(
-            f"--field {field[0]!r} at --players 2: a field needs 3 or more players "
+            f"--field {field[0]!r} at --players-per-game 2: a field needs 3 or more players "
             "(the candidate, the baseline and players-2 --field bots)"
         )
     if field and len(field) != players - 2:
         given_text = f"{len(field)} --field bot{'s' if len(field) != 1 else ''}"
         raise errors.UserError(
-            f"--players {players} with {given_text}: expected {players - 2} (players-2: the table is the "
+            f"--players-per-game {players} with {given_text}: expected {players - 2} (players-2: the table is the "
             "candidate, the baseline and the field)"
         )
     return players
-
-
-def _hypotheses(
-    preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, model: str
-) -> Hypotheses:
-    if preset is not None and preset not in PRESETS:
-        raise errors.UserError(f"--preset {preset!r}: expected one of {', '.join(PRESETS)}")
-    if model not in ELO_MODELS:
-        raise errors.UserError(f"--elo-model {model!r}: expected one of {', '.join(ELO_MODELS)}")
-    base0, base1 = PRESETS[preset or DEFAULT_PRESET]
-    if preset is None and (elo0 is not None) != (elo1 is not None):
-        raise errors.UserError("give both --elo0 and --elo1 (or a --preset, whose bounds either one overrides)")
-    h = Hypotheses(
-        elo0=base0 if elo0 is None else elo0,
-        elo1=base1 if elo1 is None else elo1,
-        alpha=alpha,
-        beta=beta,
-        model="normalized" if model == "normalized" else "logistic",
-    )
-    try:
-        h.check()
-    except ValueError as exc:
-        raise errors.UserError(f"{exc} (--elo0, --elo1, --alpha, --beta)") from None
-    return h
 
 
 def gate(
@@ -193,12 +174,13 @@ def gate(
     bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
     max_strikes: MaxStrikesOption = DEFAULT_TIME_CONTROL.max_strikes,
     grace_ms: GraceMsOption = DEFAULT_TIME_CONTROL.grace_ms,
-    out: Annotated[
+    output: Annotated[
         Path | None,
         typer.Option(
-            "--out", metavar="DIR", help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE)."
+            "--output", metavar="DIR", help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE)."
         ),
     ] = None,
+    output_alias: Annotated[Path | None, typer.Option("--out", hidden=True, help="Old spelling of --output.")] = None,
     new: Annotated[bool, typer.Option("--new", help="Set the folder's old results aside and start afresh.")] = False,
     json_file: Annotated[
         Path | None, typer.Option("--json", metavar="FILE", help="Write the result as JSON ('-': stdout, alone).")
@@ -231,12 +213,16 @@ def gate(
     players_given: Annotated[
         int | None,
         typer.Option(
-            "--players",
+            "--players-per-game",
+            "-n",
             "-k",
             help="Seats at the table (2-8): the candidate against players-1 copies of the baseline, or against "
             "the baseline and players-2 --field bots [default: 2, or 2 + the --field bots].",
             show_default=False,
         ),
+    ] = None,
+    players_alias: Annotated[
+        int | None, typer.Option("--players", hidden=True, help="Old spelling of --players-per-game.")
     ] = None,
     field_texts: Annotated[
         list[str] | None,
@@ -259,41 +245,21 @@ def gate(
     isolation = isolation_from_cli(isolation_text, stderr)
     cand = _spec(candidate, "candidate", in_process, isolation)
     base = _spec(baseline, "baseline", in_process, isolation)
-    players = _players(players_given, field_texts or [])
+    players = _players(old_spelling(players_given, players_alias, "--players-per-game", "--players"), field_texts or [])
+    out = old_spelling(output, output_alias, "--output", "--out")
     field = tuple(_spec(text, f"--field {text!r}", in_process, isolation) for text in field_texts or [])
     for note in in_process_notes((cand, base, *field), in_process):
         typer.echo(note, err=True)
-    hypotheses = _hypotheses(preset, elo0, elo1, alpha, beta, elo_model)
-    if luck_adjust and players != 2:
-        raise errors.UserError(f"--luck-adjust works at 2 players only (its luck features), not --players {players}")
-    if players != 2 and hypotheses.model != "logistic":
-        raise errors.UserError(f"--players {players} works with --elo-model logistic only (Elo at K players)")
-    block = block_size(players, "balanced" if field else "rotations")
-    if max_games < block:
-        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {block} games")
-    if luck_adjust and hypotheses.model != "logistic":
-        raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
+    hypotheses = hypotheses_of(preset, elo0, elo1, alpha, beta, elo_model)
+    _check_table(players, bool(field), hypotheses, luck_adjust, max_games)
     rule_set = rules_from_cli(rules, option or [])
     tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
-    if not seed.strip():
-        raise errors.UserError("--seed: expected a non-empty seed")
-    if seed_secret_env is not None:
-        try:
-            seed = secret_seed(read_secret(env=seed_secret_env), seed)
-        except SecretError as exc:
-            raise errors.UserError(f"--seed-secret-env: {exc}") from None
+    seed = _seed(seed, seed_secret_env)
     shard = parse_shard(shard_text)
     check_json_target(json_file)
     summaries.check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
-    names = table_names(cand, base)
-    with_field = "".join(f"-{name}" for name in field_names(cand, base, field))  # another gate: another folder
-    default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
-    folder = out if out is not None else Path("runs") / default
-    if shard is not None and out is None:
-        folder = folder.with_name(folder.name + shard.suffix)
-    if folder.exists() and not folder.is_dir():
-        raise errors.UserError(f"--out {folder}: exists and is not a folder: expected a folder for the gate's store")
+    folder = _folder(out, cand, base, field, shard)
     spec = GateSpec(
         candidate=cand,
         baseline=base,
@@ -357,6 +323,46 @@ def gate(
     raise typer.Exit(exit_code)
 
 
+def _check_table(players: int, field: bool, hypotheses: Hypotheses, luck_adjust: bool, max_games: int) -> None:
+    """What the table's size allows: the luck features and normalized Elo at 2 players, a whole deal's block."""
+    if luck_adjust and players != 2:
+        raise errors.UserError(
+            f"--luck-adjust works at 2 players only (its luck features), not --players-per-game {players}"
+        )
+    if players != 2 and hypotheses.model != "logistic":
+        raise errors.UserError(f"--players-per-game {players} works with --elo-model logistic only (Elo at K players)")
+    block = block_size(players, "balanced" if field else "rotations")
+    if max_games < block:
+        raise errors.UserError(f"--max-games {max_games}: expected at least one deal's {block} games")
+    if luck_adjust and hypotheses.model != "logistic":
+        raise errors.UserError("--luck-adjust works with --elo-model logistic only (normalized Elo rescales by sd)")
+
+
+def _seed(seed: str, secret_env: str | None) -> str:
+    """``--seed``, checked; with ``--seed-secret-env``, the deals' seed made from it and the secret."""
+    if not seed.strip():
+        raise errors.UserError("--seed: expected a non-empty seed")
+    if secret_env is None:
+        return seed
+    try:
+        return secret_seed(read_secret(env=secret_env), seed)
+    except SecretError as exc:
+        raise errors.UserError(f"--seed-secret-env: {exc}") from None
+
+
+def _folder(out: Path | None, cand: BotSpec, base: BotSpec, field: tuple[BotSpec, ...], shard: Shard | None) -> Path:
+    """The gate's store folder: ``--output``, or one named after its bots (another field: another folder)."""
+    names = table_names(cand, base)
+    with_field = "".join(f"-{name}" for name in field_names(cand, base, field))
+    default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
+    folder = out if out is not None else Path("runs") / default
+    if shard is not None and out is None:
+        folder = folder.with_name(folder.name + shard.suffix)
+    if folder.exists() and not folder.is_dir():
+        raise errors.UserError(f"--output {folder}: exists and is not a folder: expected a folder for the gate's store")
+    return folder
+
+
 class _Observer:
     """What the referee backend reports (bot process faults), and how many games finished in this run."""
 
@@ -375,45 +381,29 @@ class _Observer:
 
 
 def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
-    folder = spec.output
-    if new and folder.exists():
-        try:
-            with WriterLock(folder):  # never move a folder another run writes to
-                target = set_aside(folder)
-        except FolderBusy as exc:
-            raise errors.Busy(str(exc)) from None
-        stderr.print(f"--new: the old results are kept in {target}", highlight=False)
-    try:
-        store = Store(folder, writer=True, on_wait=lambda m: stderr.print(f"note: {m}", highlight=False))
-    except StoreBusy as exc:
-        raise errors.Busy(str(exc)) from None
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
-    try:
-        store.bind(spec.fingerprint(), what="this gate")
-    except StoreError as exc:
-        store.close()
-        raise errors.UserError(str(exc)) from None
-    store.set_info("name", f"gate {spec.names[0]} vs {spec.names[1]}")
-    store.set_info("bots", list(spec.seat_names))
-    store.set_info("rating", {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed})
-    return store
+    return open_run_store(
+        spec.output,
+        spec.fingerprint(),
+        what="this gate",
+        info={
+            "name": f"gate {spec.names[0]} vs {spec.names[1]}",
+            "bots": list(spec.seat_names),
+            "rating": {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed},
+        },
+        new=new,
+        on_wait=lambda m: stderr.print(f"note: {m}", highlight=False),
+        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
+    )
 
 
 def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:
-    """--executor: the Dask backend (checked before the store is touched) and the spec with the games to keep
+    """--executor: the backend (checked before the store is touched) and the spec with the games to keep
     submitted; None and the spec unchanged for the local referee."""
     executor = parse_executor(text)
     if executor is None or executor.is_local:
         return None, spec
-    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
-
-    try:
-        check_executor(spec.tournament_config().room(), executor)
-    except runner.TournamentBotError as exc:
-        raise errors.UserError(str(exc)) from None
-    factory = backend_factory(executor, spec.concurrency)
-    return factory, dataclasses.replace(spec, concurrency=in_flight(executor, spec.concurrency))
+    factory, in_flight = backend_for(spec.tournament_config().room(), executor, spec.concurrency)
+    return factory, dataclasses.replace(spec, concurrency=in_flight)
 
 
 def _run(

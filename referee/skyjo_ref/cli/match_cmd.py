@@ -1,7 +1,7 @@
 """``skyjo-ref match BOT BOT...``: play games between bots and say who is better, and how sure.
 
-Thin: parse, call :func:`skyjo_ref.execution.lineup.play_lineup` (or, with ``--executor processes|tcp://...``,
-:func:`skyjo_ref.execution.match.play_lineup_on` on Dask workers), render.
+Thin: parse, call :func:`skyjo_ref.execution.match.play_match` (locally or, with ``--executor
+processes|tcp://...``, on Dask workers), render.
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ import asyncio
 import contextlib
 import signal
 import sys
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from skyjo_bot.types import Rules, TimeControl
+from skyjo_bot.types import Rules
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.failures import show_failures
@@ -46,24 +44,16 @@ from skyjo_ref.cli.options import (
     write_json,
 )
 from skyjo_ref.cli.plain import print_table
+from skyjo_ref.errors import Unfinished
 from skyjo_ref.execution.executor import Executor
-from skyjo_ref.execution.lineup import (
-    REMOTE_CONNECT_TIMEOUT_S,
-    BotNeverConnected,
-    Lineup,
-    LineupError,
-    LineupResult,
-    play_lineup,
-)
-from skyjo_ref.execution.types import RunUnfinished
-from skyjo_ref.match.runner import new_seed
+from skyjo_ref.execution.lineup import Lineup, LineupResult
+from skyjo_ref.execution.match import play_match
+from skyjo_ref.execution.room import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S
+from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.match.stats import summarize
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame, MatchEnd, RefereeError
-
-#: With a Dask executor, how long bot processes and the first worker have to connect (unless --connect-timeout).
-DASK_CONNECT_TIMEOUT_S = 30.0
+from skyjo_ref.server.client import FinishedGame, MatchEnd
 
 
 def register(app: typer.Typer) -> None:
@@ -116,15 +106,16 @@ def match(
         ),
     ] = None,
     connect_timeout: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--connect-timeout",
             metavar="SECONDS",
             min=1,
-            help="How long a remote:NAME bot has to connect (with --executor: bot processes and the first worker; "
-            "default there 30).",
+            help=f"How long each bot has to connect (default: bot processes {CONNECT_TIMEOUT_S:g}, remote:NAME "
+            f"bots {REMOTE_CONNECT_TIMEOUT_S:g}; with --executor, the first worker too).",
+            show_default=False,
         ),
-    ] = REMOTE_CONNECT_TIMEOUT_S,
+    ] = None,
     in_process: InProcessOption = False,
     concurrency: Annotated[
         int,
@@ -146,10 +137,7 @@ def match(
         typer.echo(note, err=True)  # one line, never wrapped
     rule_set = rules_from_cli(rules, option or [])
     n = players_per_game if players_per_game is not None else max(2, len(specs))
-    try:
-        lineup = Lineup(specs, n)
-    except LineupError as exc:
-        raise errors.UserError(str(exc)) from None
+    lineup = Lineup(specs, n)  # LineupError: a usage error, shown as it is
     tc = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms)
     check_json_target(json_file)
     referee = referee_from_cli(referee)
@@ -157,22 +145,10 @@ def match(
         folder_from_cli("--records", records, "skyjo-match-")
 
     executor = _executor(executor_text, referee, logs)
-    if not executor.is_local:
-        seed = seed or new_seed()  # every worker plays its games of the same match
     log_dir = None
     if executor.is_local:
         log_dir = _log_folder(logs, [s for s in specs if not (in_process and s.kind == "python")])
-    terminal = stderr.is_terminal
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr,
-        transient=False,
-        disable=not terminal,  # a pipe or a CI log gets no progress bar
-    )
+    progress = _progress_bar(stderr)
     task = progress.add_task(" vs ".join(lineup.labels), total=games)
     played: list[FinishedGame] = []
     processes: dict[str, ManagedBot] = {}
@@ -188,25 +164,21 @@ def match(
         task = asyncio.current_task()
         assert task is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-        if not executor.is_local:
-            return await _play_on_dask(
-                executor, lineup, games, seed, rule_set, tc, connect_timeout, in_process, concurrency, on_game
-            )
-        return await play_lineup(
+        return await play_match(
             lineup,
+            executor=executor,
             games=games,
             seed=seed,
             rules=rule_set,
             time_control=tc,
-            referee=referee,
-            control_token=control_token,
-            on_game=on_game,
-            notice=lambda text: typer.echo(text, err=True),  # one line, never wrapped: scripts grep it
+            referee=RefereeConfig(address=referee, control_token=control_token) if referee is not None else None,
+            connect_timeout_s=connect_timeout,
             log_dir=log_dir,
-            remote_connect_timeout_s=connect_timeout,
-            on_process=processes.__setitem__,
             in_process=in_process,
             concurrency=concurrency,
+            on_game=on_game,
+            on_process=processes.__setitem__,
+            notice=lambda text: typer.echo(text, err=True),  # one line, never wrapped: scripts grep it
         )
 
     # an in-process bot's print() must not land in the table or in `--json -`: bots' output goes to stderr
@@ -218,14 +190,10 @@ def match(
         stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
         _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, "interrupted", 130)
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
-    except (BotNeverConnected, RefereeError, RunUnfinished, OSError) as exc:
-        known = (BotNeverConnected, RefereeError, RunUnfinished)
-        message = str(exc) if isinstance(exc, known) else f"cannot start the referee: {exc}"
+    except Unfinished as exc:  # a bot that cannot run, a referee that fails: exit 3
         if played:  # the games before the stop are shown and in the JSON, with why it stopped
-            _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, message, 3)
-        raise errors.Unfinished(message) from None
-    except LineupError as exc:  # a bot that cannot be started or seated: bad input
-        raise errors.UserError(str(exc)) from None
+            _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, str(exc), exc.exit_code)
+        raise
 
     stopped = None
     if result.end.error:
@@ -233,6 +201,20 @@ def match(
     _finish(result, specs, rule_set, json_file, stopped, errors.EXIT_UNFINISHED if stopped else errors.EXIT_OK)
     if stopped:
         raise errors.Unfinished(stopped)
+
+
+def _progress_bar(stderr: Console) -> Progress:
+    """The match's progress bar on a terminal (a pipe or a CI log gets none)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=False,
+        disable=not stderr.is_terminal,
+    )
 
 
 def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:
@@ -251,50 +233,6 @@ def _executor(text: str | None, referee: str | None, logs: Path | None) -> Execu
             "(skyjo-ref-worker-* folders); --logs works only with --executor local"
         )
     return executor
-
-
-async def _play_on_dask(
-    executor: Executor,
-    lineup: Lineup,
-    games: int,
-    seed: str,
-    rules: Rules,
-    tc: TimeControl,
-    connect_timeout: float,
-    in_process: bool,
-    concurrency: int,
-    on_game: Callable[[FinishedGame], None],
-) -> LineupResult:
-    """The match's games on Dask workers (each game a slice of the same match): the local result."""
-    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
-    from skyjo_ref.execution.match import lineup_room, play_lineup_on
-    from skyjo_ref.execution.types import BotCannotRun
-
-    room = lineup_room(
-        lineup,
-        rules=rules,
-        time_control=tc,
-        # the tournament's default unless given: how long bot processes, and the first worker, have to connect
-        connect_timeout_s=DASK_CONNECT_TIMEOUT_S if connect_timeout == REMOTE_CONNECT_TIMEOUT_S else connect_timeout,
-        output=Path(tempfile.gettempdir()),
-        in_process=in_process,
-    )
-    try:
-        check_executor(room, executor)
-    except BotCannotRun as exc:
-        raise LineupError(str(exc).replace("use executor local", "use --executor local")) from None
-    backend = backend_factory(executor, concurrency)
-    assert backend is not None, "a Dask executor has a backend"
-    return await play_lineup_on(
-        backend,
-        room,
-        lineup,
-        games=games,
-        seed=seed,
-        concurrency=in_flight(executor, concurrency),
-        on_game=on_game,
-        notice=lambda text: typer.echo(text, err=True),
-    )
 
 
 def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:

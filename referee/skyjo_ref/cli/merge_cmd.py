@@ -19,8 +19,8 @@ from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, rais
 from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
 from skyjo_ref.cli.tournament_cmd import store_tables, waiting_note
 from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.tournament.shard import ShardError, merge
-from skyjo_ref.tournament.store import Store, StoreBusy, StoreError
+from skyjo_ref.tournament.shard import merge
+from skyjo_ref.tournament.store import Store
 
 
 def register(app: typer.Typer) -> None:
@@ -45,12 +45,7 @@ def merge_command(
     fail_kinds = check_fail_on(fail_on)
     if out.exists() and not out.is_dir():
         raise errors.UserError(f"{out}: exists and is not a folder: expected a folder for the merged store")
-    try:
-        summary = merge(out, stores, on_wait=waiting_note(stderr))
-    except StoreBusy as exc:
-        raise errors.Busy(str(exc)) from None
-    except (ShardError, StoreError) as exc:
-        raise errors.UserError(str(exc)) from None
+    summary = merge(out, stores, on_wait=waiting_note(stderr))  # StoreBusy (6), ShardError, StoreError (2)
     stderr.print(
         f"merged {summary.stores} stores into {out}: {summary.added} games added, "
         f"{summary.duplicates} already there (kept once), {summary.records_copied} record files copied",
@@ -70,10 +65,7 @@ def _summarise(out: Path, markdown_file: Path | None, fail_kinds: frozenset[str]
     """The merged store's Markdown summary (a gate's verdict first) and the ``--fail-on`` message, if any."""
     if markdown_file is None and not fail_kinds:
         return None
-    try:
-        store = Store(out, create=False)
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
+    store = Store(out, create=False)
     try:
         found = incidents(store)
         failed = fail_message(found, fail_kinds)

@@ -7,7 +7,6 @@ import asyncio
 import json
 import signal
 import tempfile
-import time
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
@@ -20,9 +19,9 @@ from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
 from skyjo_ref.execution.executor import Executor, ExecutorError
-from skyjo_ref.players import BotSpec, BotSpecError, parse_bot_spec
+from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
-from skyjo_ref.tournament.shard import Shard, ShardError
+from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.tables import json_safe
 
 _T = TypeVar("_T")
@@ -161,10 +160,7 @@ def parse_shard(text: str | None) -> Shard | None:
     """``--shard I/N`` (None when not given). UserError when wrong."""
     if text is None:
         return None
-    try:
-        return Shard.parse(text)
-    except ShardError as exc:
-        raise errors.UserError(str(exc)) from None
+    return Shard.parse(text)
 
 
 def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
@@ -179,11 +175,8 @@ def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
 
 
 def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
-    """The bots the command line names (UserError naming the first wrong one)."""
-    try:
-        return [parse_bot_spec(text) for text in texts]
-    except BotSpecError as exc:
-        raise errors.UserError(str(exc)) from None
+    """The bots the command line names (BotSpecError naming the first wrong one)."""
+    return [parse_bot_spec(text) for text in texts]
 
 
 def in_process_notes(specs: Iterable[BotSpec], in_process: bool) -> list[str]:
@@ -207,13 +200,6 @@ def referee_from_cli(address: str | None) -> str | None:
         return check_address(address, "--referee")
     except ValueError as exc:
         raise errors.UserError(str(exc)) from None
-
-
-def set_aside(folder: Path) -> Path:
-    """``--new``: move an old results folder out of the way (results are never deleted); where it went."""
-    target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
-    folder.rename(target)
-    return target
 
 
 def run_stoppable(work: Coroutine[Any, Any, _T]) -> _T:
@@ -281,3 +267,12 @@ def table_console(stderr: bool = False) -> Console:
     """Where tables go; in a pipe or a CI log, wide enough that no column is cut."""
     console = Console(stderr=stderr)
     return console if console.is_terminal else Console(stderr=stderr, width=200, soft_wrap=True)
+
+
+def old_spelling(value: _T | None, old: _T | None, flag: str, old_flag: str) -> _T | None:
+    """An option given by its name or by its old spelling (a hidden alias; docs/cli.md lists them); both: refused."""
+    if old is None:
+        return value
+    if value is not None and value != old:
+        raise errors.UserError(f"{old_flag} is the old spelling of {flag}: give one of them")
+    return old

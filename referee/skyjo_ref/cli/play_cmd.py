@@ -31,8 +31,9 @@ from skyjo_ref.cli.options import (
     rules_from_cli,
 )
 from skyjo_ref.cli.plain import console as cli_console
-from skyjo_ref.cli.play_session import PlayError, play
+from skyjo_ref.cli.play_session import play
 from skyjo_ref.cli.play_view import HumanBot
+from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.records import save
 from skyjo_ref.server.client import FinishedGame
 
@@ -110,24 +111,20 @@ def play_command(
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
     console = cli_console(highlight=False)
     human = HumanBot(console, name=name)
-    try:
-        outcome = asyncio.run(
-            play(
-                human,
-                specs,
-                seat=seat,
-                rules=rules_in_force,
-                games=games,
-                seed=seed,
-                referee=referee,
-                control_token=control_token,
-                log_dir=log_dir,
-                on_game=on_game,
-                in_process=in_process,
-            )
+    outcome = asyncio.run(
+        play(
+            human,
+            specs,
+            seat=seat,
+            rules=rules_in_force,
+            games=games,
+            seed=seed,
+            referee=RefereeConfig(address=referee, control_token=control_token) if referee is not None else None,
+            log_dir=log_dir,
+            on_game=on_game,
+            in_process=in_process,
         )
-    except PlayError as exc:
-        raise errors.UserError(str(exc)) from None
+    )
     stderr = Console(stderr=True, soft_wrap=True)
     report_failures(stderr, outcome.records, outcome.seat_names, outcome.crashes, outcome.log_paths)
     for path in saved:

@@ -12,7 +12,7 @@ import typer
 
 from skyjo_ref.cli import errors
 from skyjo_ref.report import ReportOptions, write_report
-from skyjo_ref.tournament.store import DB_NAME, StoreError
+from skyjo_ref.tournament.store import DB_NAME
 
 MIB = 1024 * 1024
 
@@ -57,8 +57,6 @@ def report(
     check_output(target)
     try:
         data = write_report(run, target, ReportOptions(bootstrap=bootstrap, record_budget=int(embed_mib * MIB)))
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
     except OSError as exc:
         raise errors.UserError(f"--output {target}: cannot write: {exc.strerror or exc}") from None
     size = target.stat().st_size

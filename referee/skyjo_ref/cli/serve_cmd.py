@@ -7,8 +7,9 @@ import ipaddress
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,9 +18,14 @@ from skyjo_bot.address import check_address
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
-from skyjo_ref.server import ConfigError, RefereeServer, ServerConfig, ServerTls, TlsError
+from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls, TlsError
+from skyjo_ref.server.config import (
+    MIN_MESSAGE_BYTES,
+    check_handshake_ms,
+    check_max_connections,
+    check_message_bytes,
+)
 from skyjo_ref.server.guard import MIN_TOKEN_CHARS, check_token
-from skyjo_ref.server.server import MIN_MESSAGE_BYTES, check_message_bytes
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +45,14 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
         except ValueError as exc:
             raise errors.UserError(str(exc)) from None
     return tokens
+
+
+def _flag(flag: str, check: Callable[[Any], int], value: int) -> int:
+    """``value`` checked as the config file checks its key, the message naming the flag."""
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise errors.UserError(f"{flag}: {exc}") from None
 
 
 def is_loopback(address: str) -> bool:
@@ -104,10 +118,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
-    try:
-        cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
-    except ConfigError as exc:
-        raise errors.UserError(str(exc)) from None
+    cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
     if address is not None:
         cfg.address = address
     if control_token:  # "" (an empty SKYJO_CONTROL_TOKEN): a random one, as when none is given
@@ -126,20 +137,14 @@ def serve(
             f"TLS is for a TCP address, not {cfg.address} (a Unix socket does not leave the machine): "
             "drop --tls-cert/--tls-key or listen on HOST:PORT"
         )
+    # the config file's checks, worded with the flags (server/config.py: one check a setting)
     if handshake_timeout_ms is not None:
-        if handshake_timeout_ms < 100:
-            raise errors.UserError(f"--handshake-timeout-ms: expected at least 100, got {handshake_timeout_ms}")
-        cfg.handshake_timeout_ms = handshake_timeout_ms
+        cfg.handshake_timeout_ms = _flag("--handshake-timeout-ms", check_handshake_ms, handshake_timeout_ms)
     if max_connections is not None:
-        if max_connections < 1:
-            raise errors.UserError(f"--max-connections: expected at least 1, got {max_connections}")
-        cfg.max_connections = max_connections
+        cfg.max_connections = _flag("--max-connections", check_max_connections, max_connections)
     cfg.time_control = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms, cfg.time_control)
     if max_message_bytes is not None:
-        try:
-            cfg.max_message_bytes = check_message_bytes(max_message_bytes)
-        except ValueError as exc:
-            raise errors.UserError(f"--max-message-bytes: {exc}") from None
+        cfg.max_message_bytes = _flag("--max-message-bytes", check_message_bytes, max_message_bytes)
     try:
         cfg.address = check_address(cfg.address, "--address")
     except ValueError as exc:

@@ -32,7 +32,6 @@ from skyjo_ref.cli.options import (
     parse_executor,
     parse_shard,
     run_stoppable,
-    set_aside,
     stdout_taken,
     table_console,
     write_json,
@@ -45,16 +44,16 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
+from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.config import ConfigError, TournamentConfig, load_config, output_folder_of
+from skyjo_ref.tournament.config import TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
 from skyjo_ref.tournament.league import league_games
-from skyjo_ref.tournament.shard import Shard, ShardError
-from skyjo_ref.tournament.store import Store, StoreBusy, StoredGame, StoreError, StoreLocked
+from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.store import Store, StoredGame, StoreError, open_run_store
 from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
-from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock
 
 
 def register(app: typer.Typer) -> None:
@@ -67,37 +66,16 @@ def waiting_note(stderr: Console) -> Callable[[str], None]:
     return lambda message: stderr.print(f"note: {message}", highlight=False)
 
 
-def open_writer(folder: Path, stderr: Console) -> Store:
-    """The store in ``folder`` for a command that writes it: its writer lock held (exit 6 when another run has
-    it), waiting (with a note) while another process holds the database's lock."""
-    try:
-        return Store(folder, writer=True, on_wait=waiting_note(stderr))
-    except StoreBusy as exc:
-        raise errors.Busy(str(exc)) from None
-    except StoreLocked as exc:  # another process held the database's lock too long: nothing is wrong with the input
-        raise errors.Unfinished(str(exc)) from None
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
-
-
 def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
-    if new and config.output.exists():
-        try:
-            with WriterLock(config.output):  # never move a folder another run writes to
-                moved = set_aside(config.output)
-        except FolderBusy as exc:
-            raise errors.Busy(str(exc)) from None
-        stderr.print(f"--new: the old results are kept in {moved}", highlight=False)
-    store = open_writer(config.output, stderr)
-    try:
-        store.bind(runner.fingerprint(config), what=f"{config.path}")
-    except StoreError as exc:
-        store.close()
-        raise errors.UserError(str(exc)) from None
-    store.set_info("name", config.name)
-    store.set_info("rating", config.rating.to_info())
-    store.set_info("bots", list(config.bot_names))
-    return store
+    return open_run_store(
+        config.output,
+        runner.fingerprint(config),
+        what=f"{config.path}",
+        info={"name": config.name, "rating": config.rating.to_info(), "bots": list(config.bot_names)},
+        new=new,
+        on_wait=waiting_note(stderr),
+        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
+    )
 
 
 def tournament(
@@ -131,18 +109,11 @@ def tournament(
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     stderr = cli_console(stderr=True)
-    stdout = table_console()
     shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
-    try:
-        config = load_config(config_file, output=output)
-    except ConfigError as exc:
-        raise errors.UserError(str(exc)) from None
+    config = load_config(config_file, output=output)
     if shard is not None:
-        try:
-            shard.check(league_games(config.tables(), config.players_per_game, config.deals))
-        except ShardError as exc:
-            raise errors.UserError(str(exc)) from None
+        shard.check(league_games(config.tables(), config.players_per_game, config.deals))
     if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
         config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
     executor = parse_executor(executor_text)
@@ -203,44 +174,56 @@ def tournament(
             raise typer.Exit(errors.EXIT_INTERRUPTED) from None
         finally:
             observer.stop()
-        for note in summary.notes:
-            stderr.print(f"note: {note}", highlight=False)
-        stderr.print(
-            f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
-            f"results in {config.output}",
-            highlight=False,
-        )
-        for bot, kinds in _fault_counts(store).items():
-            stderr.print(
-                f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False
-            )
-        for line in first_failures(store, config.output / "logs"):
-            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
-        tables = runner.compute_tables(config, store)
-        # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
-        render_tables(
-            table_console(stderr=True) if stdout_taken(json_file, markdown_file) else stdout,
-            tables,
-            title=f"{config.name}: Elo",
-        )
-        found = incidents(store)
-        failed = fail_message(found, fail_kinds)
-        outputs.write(
-            tables,
-            found,
-            {
-                "scheduled": summary.total,
-                "played_now": summary.played,
-                "already_stored": summary.already,
-                "seconds": round(summary.seconds, 3),
-            },
-            stopped=None,
-            exit_code=errors.EXIT_FAIL_ON if failed else errors.EXIT_OK,
-            failed=failed,
-        )
-        raise_if_failed(failed)
+        _finished(config, store, summary, outputs, fail_kinds, stderr, stdout_taken(json_file, markdown_file))
     finally:
         store.close()
+
+
+def _finished(
+    config: TournamentConfig,
+    store: Store,
+    summary: runner.RunSummary,
+    outputs: _Outputs,
+    fail_kinds: frozenset[str],
+    stderr: Console,
+    stdout_taken_by_data: bool,
+) -> None:
+    """A finished run: its notes, each bot's faults and first failure, the tables, ``--json``/``--markdown``,
+    and ``--fail-on``'s verdict."""
+    for note in summary.notes:
+        stderr.print(f"note: {note}", highlight=False)
+    stderr.print(
+        f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
+        f"results in {config.output}",
+        highlight=False,
+    )
+    for bot, kinds in _fault_counts(store).items():
+        stderr.print(f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False)
+    for line in first_failures(store, config.output / "logs"):
+        stderr.print(line, highlight=False, markup=False, soft_wrap=True)
+    tables = runner.compute_tables(config, store)
+    # stdout holds the JSON (or the Markdown) alone: the tables go to stderr
+    render_tables(
+        table_console(stderr=True) if stdout_taken_by_data else table_console(),
+        tables,
+        title=f"{config.name}: Elo",
+    )
+    found = incidents(store)
+    failed = fail_message(found, fail_kinds)
+    outputs.write(
+        tables,
+        found,
+        {
+            "scheduled": summary.total,
+            "played_now": summary.played,
+            "already_stored": summary.already,
+            "seconds": round(summary.seconds, 3),
+        },
+        stopped=None,
+        exit_code=errors.EXIT_FAIL_ON if failed else errors.EXIT_OK,
+        failed=failed,
+    )
+    raise_if_failed(failed)
 
 
 class _Counting:
@@ -328,18 +311,10 @@ class _Outputs:
 
 
 def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[BackendFactory | None, int | None]:
-    """The Dask backend for a non-local executor (checked before the store is touched) and the games to keep
-    submitted; the defaults for local."""
+    """The executor's backend (checked before the store is touched) and the games to keep submitted."""
     if config.executor.is_local:
         return None, concurrency
-    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
-
-    try:
-        check_executor(config.room(), config.executor)
-    except runner.TournamentBotError as exc:
-        raise errors.UserError(str(exc)) from None
-    slots = concurrency or config.concurrency
-    return backend_factory(config.executor, slots), in_flight(config.executor, slots)
+    return backend_for(config.room(), config.executor, concurrency or config.concurrency)
 
 
 def _warn_tight_clock(config: TournamentConfig, concurrency: int | None, stderr: Console) -> None:
@@ -430,10 +405,7 @@ def ratings(
     fail_kinds = check_fail_on(fail_on)
     if not folder.is_dir():
         raise errors.UserError(not_an_output_folder(folder, "ratings"))
-    try:
-        store = Store(folder, create=False)
-    except StoreError as exc:
-        raise errors.UserError(str(exc)) from None
+    store = Store(folder, create=False)
     try:
         tables = store_tables(store, folder, anchor=anchor, elo=elo, pool_mean=pool_mean, bootstrap=bootstrap)
         name = store.info("name") or folder.name

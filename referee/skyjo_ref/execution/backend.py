@@ -1,7 +1,8 @@
 """Where games are played locally: a referee, reached through MatchService.
 
-:func:`referee_backend` starts an in-process referee on loopback (or uses the
-running one the config names), keeps one pool of bot processes per managed bot
+:func:`referee_backend` opens the execution room's referee
+(:func:`~.room.open_referee`: an in-process one on loopback, or the running
+one the config names), keeps one pool of bot processes per managed bot
 and plays each game as a one-game match: seats already in the rotated order,
 seed = the deal's seed, so every game is individually resumable.
 
@@ -18,17 +19,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any, Final
 
-from skyjo_bot.loader import BotSpecError as LoaderError
-from skyjo_bot.loader import load_bot
-from skyjo_bot.tls import client_tls
-
 from skyjo_ref.execution.pool import BotPool
+from skyjo_ref.execution.room import Referee, load_in_process, open_referee, seat_spec
 from skyjo_ref.execution.types import (
     FaultLog,
     GameId,
@@ -38,10 +33,10 @@ from skyjo_ref.execution.types import (
     RoomConfig,
     RunUnfinished,
 )
-from skyjo_ref.match import MatchSpec, SeatSpec
+from skyjo_ref.match import MatchSpec
 from skyjo_ref.players import BotSpec
-from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox, share_socket
-from skyjo_ref.server import FinishedGame, MatchClient, RefereeError, RefereeServer, ServerConfig
+from skyjo_ref.sandbox import SandboxUnavailable, check_sandbox
+from skyjo_ref.server import FinishedGame, RefereeError
 
 #: What a bot needs of the runner's environment to reach a running referee over TLS (skyjo_bot.tls).
 TLS_VARIABLES: Final = ("SKYJO_CA_FILE", "SKYJO_CLIENT_CERT", "SKYJO_CLIENT_KEY")
@@ -54,30 +49,19 @@ MAX_SEATING_PROCESSES: Final = 8
 class RefereeBackend:
     """Plays one game at a time per call to :meth:`play`; safe to call concurrently."""
 
-    def __init__(
-        self,
-        config: RoomConfig,
-        store: FaultLog,
-        observer: Notes,
-        client: MatchClient,
-        address: str,
-        server: RefereeServer | None,
-    ) -> None:
+    def __init__(self, config: RoomConfig, store: FaultLog, observer: Notes, referee: Referee) -> None:
         self.config = config
-        self.client = client
-        self.address = address
-        self.server = server
+        self.client = referee.client
+        self.address = referee.address
+        self.server = server = referee.server
         self.remote_busy: set[str] = set()
         self.local_free: dict[str, list[str]] = {b.name: [] for b in config.bots if b.in_process}  # idle tokens
-        unix_address = server.unix_address if server is not None else None
-        if unix_address is None and address.startswith("unix:"):
-            unix_address = address
         self.pool = BotPool(
             config.bots,
-            address=address,
-            unix_address=unix_address,
+            address=referee.address,
+            unix_address=referee.unix_address,
             issue_token=self._token,
-            wait_connected=server.wait_connected if server is not None else None,
+            wait_connected=referee.wait_connected if server is not None else None,
             store=store,
             observer=observer,
             log_dir=config.output / "logs",
@@ -135,12 +119,7 @@ class RefereeBackend:
                     local.append((name, tokens[name]))
             for name in sorted(name for name, _ in seats if name in pool.disqualified):
                 tokens[name] = await self._token(name)  # nobody connects: the referee forfeits the seat
-            specs = tuple(
-                SeatSpec(name, builtin=entry.builtin)
-                if entry.kind == "builtin"
-                else SeatSpec(name, token=tokens.get(name, entry.token))
-                for name, entry in seats
-            )
+            specs = tuple(seat_spec(name, entry, tokens.get(name, entry.token)) for name, entry in seats)
             spec = MatchSpec(
                 seats=specs, rules=self.config.rules, time_control=self.config.time_control, games=1, seed=str(seed)
             )
@@ -203,11 +182,8 @@ class RefereeBackend:
         free = self.local_free[entry.name]
         if free:
             return free.pop()
-        assert self.server is not None and entry.python is not None, "the config check requires our own referee"
-        try:
-            bot = load_bot(entry.python)
-        except LoaderError as exc:
-            raise RunUnfinished(f"bot {entry.name!r} (in_process): {exc}") from None
+        assert self.server is not None, "the config check requires our own referee"
+        bot = load_in_process(entry)
         # waiting for the bot may hold the event loop only when no seat plays over a stream
         block_loop = all(b.kind == "builtin" or b.in_process for b in self.config.bots)
         return self.server.add_in_process_bot(entry.name, bot, block_loop=block_loop)
@@ -224,55 +200,19 @@ class RefereeBackend:
 
 @contextlib.asynccontextmanager
 async def referee_backend(config: RoomConfig, store: FaultLog, observer: Notes) -> AsyncIterator[RefereeBackend]:
-    """The in-process referee (loopback, port 0 unless ``referee.listen``), or the configured running one."""
+    """The execution room's referee (our own on ``referee.listen``, or the configured running one) and the pool."""
     for bot in config.bots:  # each machine checks for itself (a Dask worker too): never a bot run without its sandbox
         if bot.managed:
             try:
                 check_sandbox(bot.sandbox)
             except SandboxUnavailable as exc:
                 raise RunUnfinished(f"bot {bot.name!r} cannot be sandboxed on this machine: {exc}") from None
-    server: RefereeServer | None = None
-    socket_folder: Path | None = None
-    if config.referee.address is None:
-        tokens = {b.name: b.token for b in config.bots if b.kind == "remote" and b.token is not None}
-        if any(b.managed and (not b.sandbox.has_network or b.sandbox.isolation == "strict") for b in config.bots):
-            socket_folder = Path(tempfile.mkdtemp(prefix="skyjo-ref-"))  # short: socket paths max ~100 bytes
-            (socket_folder / "s").mkdir()  # what isolated bots see of it (the folder above stays private)
-        server = RefereeServer(
-            ServerConfig(
-                address=config.referee.listen,
-                tokens=tokens,
-                time_control=config.time_control,
-                unix_socket=socket_folder / "s" / "referee.sock" if socket_folder is not None else None,
-            )
-        )
+    tokens = {b.name: b.token for b in config.bots if b.kind == "remote" and b.token is not None}
+    # isolated bots and bots without network reach our referee by a unix: socket
+    unix_socket = any(b.managed and (not b.sandbox.has_network or b.sandbox.isolation == "strict") for b in config.bots)
+    async with open_referee(config.referee, config.time_control, tokens=tokens, unix_socket=unix_socket) as referee:
+        backend = RefereeBackend(config, store, observer, referee)
         try:
-            await server.start()
-            if socket_folder is not None:
-                share_socket(socket_folder / "s")
-        except OSError as exc:
-            if socket_folder is not None:
-                shutil.rmtree(socket_folder, ignore_errors=True)
-            raise RunUnfinished(f"cannot start the referee: {exc}") from None
-        address, control, tls = server.address, server.control_token, None
-    else:
-        address = config.referee.address
-        assert config.referee.control_token is not None
-        control = config.referee.control_token
-        try:  # a running referee may speak TLS (serve --tls-cert): SKYJO_CA_FILE, as for bots
-            tls = client_tls()
-        except ValueError as exc:
-            raise RunUnfinished(f"cannot reach the referee at {address}: {exc}") from None
-    client = MatchClient(address, control, tls=tls)
-    backend = RefereeBackend(config, store, observer, client, address, server)
-    try:
-        yield backend
-    finally:
-        try:
-            await backend.aclose()
+            yield backend
         finally:
-            await client.close()
-            if server is not None:
-                await server.stop(1.0)
-            if socket_folder is not None:
-                shutil.rmtree(socket_folder, ignore_errors=True)
+            await backend.aclose()

@@ -43,7 +43,9 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from skyjo_ref.execution.executor import Executor
+from skyjo_bot.loader import split_spec
+
+from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.execution.types import (
     BotCannotRun,
@@ -57,7 +59,7 @@ from skyjo_ref.execution.types import (
     RoomConfig,
     RunUnfinished,
 )
-from skyjo_ref.players import BotSpec, _split_name
+from skyjo_ref.players import BotSpec
 
 #: How often the coordinator looks at the scheduler's list of workers (joins, departures, none left).
 WATCH_INTERVAL_S: Final = 0.5
@@ -78,7 +80,7 @@ SETUP_SAMPLE: Final = 512
 FaultRow = tuple[str, str, str, str | None]  # bot, kind, detail, game key
 
 
-class DaskUnavailable(BotCannotRun):
+class DaskUnavailable(ExecutorError):
     """``distributed`` is not installed: the user's setup to fix (exit 2)."""
 
 
@@ -113,8 +115,9 @@ def bot_problems(config: RoomConfig) -> list[tuple[str, str]]:
         if bot.cwd is not None and not bot.cwd.is_dir():
             problems.append((bot.name, f"its folder {bot.cwd} does not exist here"))
         elif bot.kind == "python" and bot.python is not None:
-            target, _ = _split_name(bot.python)
-            if target.endswith(".py") or os.sep in target:
+            parts = split_spec(bot.python)
+            target = parts.target
+            if parts.is_file:
                 if not Path(target).is_file():
                     problems.append((bot.name, f"its file {target} does not exist here"))
             elif importlib.util.find_spec(target.split(".")[0]) is None:
@@ -483,12 +486,12 @@ def check_executor(config: RoomConfig, executor: Executor) -> None:
     _import_distributed()
     remote = [b.name for b in config.bots if b.kind == "remote"]
     if remote:
-        raise BotCannotRun(
+        raise ExecutorError(
             f"executor {executor.describe()}: remote bots ({', '.join(remote)}) connect to one referee and cannot "
             "follow games onto Dask workers: use executor local for them"
         )
     if config.referee.address is not None:
-        raise BotCannotRun(
+        raise ExecutorError(
             f"executor {executor.describe()}: every Dask worker runs its own referee; "
             "referee.address (a running referee) works only with executor local"
         )

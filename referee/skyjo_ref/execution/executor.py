@@ -14,7 +14,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from skyjo_ref.errors import UsageError
+
+if TYPE_CHECKING:
+    from skyjo_ref.execution.play import BackendFactory
+    from skyjo_ref.execution.types import RoomConfig
 
 ExecutorKind = Literal["local", "processes", "scheduler"]
 
@@ -23,7 +29,7 @@ _SCHEDULER = re.compile(r"^(tcp|tls|ucx|inproc)://[^\s/]+$")
 MAX_WORKERS: Final = 256
 
 
-class ExecutorError(ValueError):
+class ExecutorError(UsageError):
     """An executor setting that names no executor; the message says what is expected."""
 
 
@@ -68,3 +74,16 @@ class Executor:
         if self.kind == "scheduler":
             return f"the Dask scheduler at {self.address}"
         return "local"
+
+
+def backend_for(room: RoomConfig, executor: Executor, concurrency: int) -> tuple[BackendFactory | None, int]:
+    """Where a run's games are played, checked before anything is touched: the backend factory (None: the local
+    referee, :func:`.backend.referee_backend`) and how many games to keep submitted (Dask: more than play at
+    once). The one executor-to-backend setup of the tournament, the gate and ``match``; :class:`ExecutorError`
+    for what a Dask executor cannot run (remote bots, a running referee) or without ``distributed``."""
+    if executor.is_local:
+        return None, concurrency
+    from skyjo_ref.execution.dask_backend import backend_factory, check_executor, in_flight
+
+    check_executor(room, executor)
+    return backend_factory(executor, concurrency), in_flight(executor, concurrency)

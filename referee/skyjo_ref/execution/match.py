@@ -1,4 +1,7 @@
-"""A ``match`` line-up's games through the execution layer: ``skyjo-ref match --executor processes|tcp://...``.
+"""``skyjo-ref match``'s one entry, :func:`play_match`: a line-up's games locally or on Dask workers.
+
+Locally the line-up sits in one execution room for the whole match
+(:func:`.lineup.play_lineup`); with ``--executor processes|tcp://...``:
 
 Game ``g`` of the match is a :class:`~.types.MatchSlice` (the match seed and
 ``g``): the worker's referee plays it exactly as game ``g`` of the whole match
@@ -12,6 +15,7 @@ process the user started, before it counts.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -19,9 +23,13 @@ from typing import Any, Final
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref import records
-from skyjo_ref.execution.lineup import Lineup, LineupResult
+from skyjo_ref.execution.executor import Executor, ExecutorError, backend_for
+from skyjo_ref.execution.lineup import Lineup, LineupResult, play_lineup
 from skyjo_ref.execution.play import BackendFactory, play_games
-from skyjo_ref.execution.types import FaultList, GameId, MatchSlice, PlayedGame, RoomConfig
+from skyjo_ref.execution.room import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S
+from skyjo_ref.execution.types import FaultList, GameId, MatchSlice, PlayedGame, RefereeConfig, RoomConfig
+from skyjo_ref.match.runner import new_seed
+from skyjo_ref.players import ManagedBot
 from skyjo_ref.server.client import FinishedGame, MatchEnd
 
 #: Fault kinds that are a bot process's own failure (what a local match lists as its process faults).
@@ -112,3 +120,66 @@ async def play_lineup_on(
         if kind in PROCESS_FAULTS:
             process_faults.setdefault(bot, []).append(detail)
     return LineupResult(lineup, seed, played, MatchEnd(len(played), ""), process_faults)
+
+
+async def play_match(
+    lineup: Lineup,
+    *,
+    executor: Executor,
+    games: int,
+    seed: str,
+    rules: Rules,
+    time_control: TimeControl,
+    referee: RefereeConfig | None = None,
+    connect_timeout_s: float | None = None,
+    log_dir: Path | None = None,
+    in_process: bool = False,
+    concurrency: int = 1,
+    on_game: Callable[[FinishedGame], None] | None = None,
+    on_process: Callable[[str, ManagedBot], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> LineupResult:
+    """The match, where ``executor`` says: the same records and summary either way (deterministic bots).
+
+    ``connect_timeout_s``: how long bot processes, ``remote:`` bots (locally) and the first Dask worker have to
+    connect (None: :data:`~.room.CONNECT_TIMEOUT_S`, ``remote:`` bots :data:`~.room.REMOTE_CONNECT_TIMEOUT_S`)."""
+    if executor.is_local:
+        return await play_lineup(
+            lineup,
+            games=games,
+            seed=seed,
+            rules=rules,
+            time_control=time_control,
+            referee=referee,
+            on_game=on_game,
+            notice=notice,
+            log_dir=log_dir,
+            connect_timeout_s=connect_timeout_s or CONNECT_TIMEOUT_S,
+            remote_connect_timeout_s=connect_timeout_s or REMOTE_CONNECT_TIMEOUT_S,
+            on_process=on_process,
+            in_process=in_process,
+            concurrency=concurrency,
+        )
+    room = lineup_room(
+        lineup,
+        rules=rules,
+        time_control=time_control,
+        connect_timeout_s=connect_timeout_s or CONNECT_TIMEOUT_S,
+        output=Path(tempfile.gettempdir()),
+        in_process=in_process,
+    )
+    try:
+        backend, in_flight = backend_for(room, executor, concurrency)
+    except ExecutorError as exc:  # said in match's words: its executor is a flag
+        raise ExecutorError(str(exc).replace("use executor local", "use --executor local")) from None
+    assert backend is not None, "a Dask executor has a backend"
+    return await play_lineup_on(
+        backend,
+        room,
+        lineup,
+        games=games,
+        seed=seed or new_seed(),  # every worker plays its games of the same match
+        concurrency=in_flight,
+        on_game=on_game,
+        notice=notice,
+    )

@@ -127,6 +127,14 @@ class BotPool:
         logs = () if log_dir is None else (log_dir.parent if log_dir.name == "logs" else log_dir,)
         self._hidden = (*hidden, *logs, referee_code())
 
+    def add(self, spec: BotSpec) -> None:
+        """One more managed bot, after the start (a match seats its bots one by one)."""
+        if not self.bots:
+            protect_referee()
+        self.bots[spec.name] = spec
+        self.workers[spec.name] = []
+        self._numbers[spec.name] = 0
+
     # ----------------------------------------------------------------- what a bot sees
 
     def address_for(self, spec: BotSpec) -> str:
@@ -267,18 +275,19 @@ class BotPool:
     def release(worker: Worker) -> None:
         worker.busy, worker.game_key = False, None
 
-    async def start(self, name: str) -> Worker:
-        """A new process for bot ``name``, with its own token (not yet connected, not busy)."""
+    async def start(self, name: str, *, token: str | None = None, address: str | None = None) -> Worker:
+        """A new process for bot ``name``, with its own token (not yet connected, not busy); ``token`` and
+        ``address`` (as the bot sees it) when the caller runs the referee itself (check-bot)."""
         spec = self.bots[name]
         await self._open_relay(spec)
-        token = await self.issue_token(name)
+        token = token if token is not None else await self.issue_token(name)
         self._numbers[name] += 1
         number = self._numbers[name]
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
         process = ManagedBot(
             spec,
-            self.address_for(spec),
+            address if address is not None else self.address_for(spec),
             token,
             max_restarts=self.max_restarts,
             log_path=self.log_dir / self.log_name(name, number) if self.log_dir is not None else None,

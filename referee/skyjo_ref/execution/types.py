@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 from skyjo_bot.types import Rules, TimeControl
 
+from skyjo_ref.errors import Unfinished
 from skyjo_ref.players import BotSpec
 from skyjo_ref.seating import seat_order
 
 
-class RunUnfinished(RuntimeError):
+class RunUnfinished(Unfinished):
     """The run stopped before its end (a bot or the referee failed); finished games are kept."""
 
 

@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from skyjo_bot.loader import split_spec
 from skyjo_bot.types import Rules, TimeControl
 
+from skyjo_ref.errors import UsageError
 from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.players import BotSpec
 from skyjo_ref.seating import design
-from skyjo_ref.stats.sprt import Hypotheses
+from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
@@ -42,6 +44,34 @@ PRESETS: Final[dict[str, tuple[float, float]]] = {
     "no-regression": (-20.0, 0.0),  # is it no worse? H0: 20 Elo worse, H1: equal
 }
 DEFAULT_PRESET: Final = "no-regression"
+
+
+def hypotheses_of(
+    preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, model: str
+) -> Hypotheses:
+    """The gate's hypotheses from a preset (default :data:`DEFAULT_PRESET`) whose bounds ``elo0``/``elo1``
+    override, checked (:class:`UsageError` naming the flags)."""
+    if preset is not None and preset not in PRESETS:
+        raise UsageError(f"--preset {preset!r}: expected one of {', '.join(PRESETS)}")
+    if model not in ELO_MODELS:
+        raise UsageError(f"--elo-model {model!r}: expected one of {', '.join(ELO_MODELS)}")
+    base0, base1 = PRESETS[preset or DEFAULT_PRESET]
+    if preset is None and (elo0 is not None) != (elo1 is not None):
+        raise UsageError("give both --elo0 and --elo1 (or a --preset, whose bounds either one overrides)")
+    h = Hypotheses(
+        elo0=base0 if elo0 is None else elo0,
+        elo1=base1 if elo1 is None else elo1,
+        alpha=alpha,
+        beta=beta,
+        model="normalized" if model == "normalized" else "logistic",
+    )
+    try:
+        h.check()
+    except ValueError as exc:
+        raise UsageError(f"{exc} (--elo0, --elo1, --alpha, --beta)") from None
+    return h
+
+
 DEFAULT_MAX_GAMES: Final = 20_000
 
 
@@ -77,8 +107,9 @@ def _identity(spec: BotSpec) -> dict[str, Any]:
     """What a bot is, for the fingerprint: its kind, what it runs and, for a bot file, a digest of its text."""
     out: dict[str, Any] = {"kind": spec.kind, "runs": spec.describe()}
     if spec.kind == "python" and spec.python is not None:
-        file = Path(spec.python.rsplit(":", 1)[0] if spec.python.count(":") else spec.python)
-        if file.suffix == ".py" and file.is_file():
+        parts = split_spec(spec.python)
+        file = Path(parts.target)
+        if parts.is_file and file.is_file():
             out["sha256"] = hashlib.sha256(file.read_bytes()).hexdigest()
     return out
 

@@ -8,12 +8,13 @@ from typing import Final
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
 from skyjo_ref.bots import BUILTIN_BOTS
+from skyjo_ref.errors import UsageError
 
 #: The built-in bot that finishes a game for a seat that forfeited.
 SUBSTITUTE_BOT: Final = "greedy"
 
 
-class MatchSpecError(ValueError):
+class MatchSpecError(UsageError):
     """A match that cannot be played; the message says what is wrong and what is expected."""
 
 

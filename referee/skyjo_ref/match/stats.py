@@ -166,9 +166,23 @@ def summarize(
 
     ``slot_bot[k]`` is the bot (index into ``names``) sitting in match slot ``k``.
     """
+    stats, per_deal = _tally(records, names, specs, slot_bot)
+    if len(stats) < 2 or not records:
+        return stats, None
+    return stats, _verdict(stats, per_deal, seats_per_game=len(records[0]["players"]))
+
+
+#: Per deal, per bot: summed win share, summed final total, games.
+PerDeal = dict[Any, dict[int, list[float]]]
+
+
+def _tally(
+    records: Sequence[Mapping[str, Any]], names: Sequence[str], specs: Sequence[str], slot_bot: Sequence[int]
+) -> tuple[list[BotStats], PerDeal]:
+    """Each bot's numbers over the records, and its per-deal sums (for the verdict)."""
     stats = [BotStats(n, s) for n, s in zip(names, specs)]
     # per deal, per bot: summed win share and summed final total, and seat counts (for the verdict)
-    per_deal: dict[Any, dict[int, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0, 0.0]))
+    per_deal: PerDeal = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0, 0.0]))
     for record in records:
         meta = record.get("meta", {})
         result = record["result"]
@@ -205,8 +219,11 @@ def summarize(
             st.avg_total = st._totals / st.games
         if st.rounds:
             st.avg_round_score = st._round_sum / st.rounds
-    if len(stats) < 2 or not records:
-        return stats, None
+    return stats, per_deal
+
+
+def _verdict(stats: list[BotStats], per_deal: PerDeal, *, seats_per_game: int) -> Verdict:
+    """The two best bots by win rate, compared deal by deal (paired: the same cards)."""
     order = sorted(range(len(stats)), key=lambda i: (-stats[i].win_rate, stats[i].avg_total, i))
     a, b = order[0], order[1]
     win_diffs: list[float] = []
@@ -222,7 +239,6 @@ def summarize(
     wd = win[0] if win is not None else stats[a].win_rate - stats[b].win_rate
     td = tot[0] if tot is not None else stats[a].avg_total - stats[b].avg_total
     blocks = len(win_diffs)
-    seats_per_game = len(records[0]["players"])
     elo = elo_of_score((1 + wd) / 2)
     elo_ci = (elo_of_score((1 + win[1]) / 2), elo_of_score((1 + win[2]) / 2)) if win is not None else None
     los = los_of_blocks(wd, blocks)
@@ -260,4 +276,4 @@ def summarize(
         elo_diff_ci=elo_ci,
         los=los,
     )
-    return stats, verdict
+    return verdict

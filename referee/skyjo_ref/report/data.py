@@ -204,31 +204,33 @@ def _per_bot(
     for fault in store.faults():
         if fault.bot in stats:
             _add_fault(stats[fault.bot], fault.game_key, fault.kind, fault.detail, {})
-    out: dict[str, Any] = {}
-    for name, st in stats.items():
-        times = sorted(st["times"])
-        bins = [0] * (len(TIME_BINS_MS) + 1)
-        for t in times:
-            bins[bisect.bisect_left(TIME_BINS_MS, t)] += 1
-        totals: list[int] = st["totals"]
-        out[name] = {
-            "totals": _histogram(totals),
-            "rounds": st["rounds"],
-            "round_wins": round(st["round_wins"], 3),
-            "finished": st["finished"],
-            "penalised": st["penalised"],
-            "decisions": {
-                "count": len(times),
-                "bins": bins,
-                "median": _percentile(times, 0.5),
-                "p90": _percentile(times, 0.9),
-                "p99": _percentile(times, 0.99),
-                "max": round(times[-1], 3) if times else None,
-            },
-            "faults": st["faults"],
-            "fault_count": st["fault_count"],
-        }
-    return out, reasons
+    return {name: _bot_summary(st) for name, st in stats.items()}, reasons
+
+
+def _bot_summary(st: Mapping[str, Any]) -> dict[str, Any]:
+    """One bot's gathered numbers as the page shows them (histograms, decision-time percentiles)."""
+    times = sorted(st["times"])
+    bins = [0] * (len(TIME_BINS_MS) + 1)
+    for t in times:
+        bins[bisect.bisect_left(TIME_BINS_MS, t)] += 1
+    totals: list[int] = st["totals"]
+    return {
+        "totals": _histogram(totals),
+        "rounds": st["rounds"],
+        "round_wins": round(st["round_wins"], 3),
+        "finished": st["finished"],
+        "penalised": st["penalised"],
+        "decisions": {
+            "count": len(times),
+            "bins": bins,
+            "median": _percentile(times, 0.5),
+            "p90": _percentile(times, 0.9),
+            "p99": _percentile(times, 0.99),
+            "max": round(times[-1], 3) if times else None,
+        },
+        "faults": st["faults"],
+        "fault_count": st["fault_count"],
+    }
 
 
 def _add_fault(st: dict[str, Any], game: str | None, kind: str, detail: str, where: Mapping[str, Any]) -> None:

@@ -14,9 +14,11 @@ Python API, for the CLI and the tournament::
 
 from skyjo_bot.types import TimeControl
 
+from skyjo_ref.errors import ConfigError
 from skyjo_ref.match import MatchSpec, MatchSpecError, SeatSpec
 from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd, RefereeError
-from skyjo_ref.server.server import ConfigError, RefereeServer, ServerConfig
+from skyjo_ref.server.config import ServerConfig
+from skyjo_ref.server.server import RefereeServer
 from skyjo_ref.server.session import RemoteSeat, Session
 from skyjo_ref.server.tls import ServerTls, TlsError
 

@@ -13,11 +13,12 @@ from skyjo_bot.tls import ClientTls
 from skyjo_proto.skyjo.v1 import skyjo_pb2 as pb
 from skyjo_proto.skyjo.v1 import skyjo_pb2_grpc as pb_grpc
 
+from skyjo_ref.errors import Unfinished
 from skyjo_ref.match import MatchSpec
-from skyjo_ref.server.server import spec_to_proto
+from skyjo_ref.server.match_proto import spec_to_proto
 
 
-class RefereeError(RuntimeError):
+class RefereeError(Unfinished):
     """The referee refused a call or could not be reached; the message says which and why."""
 
     def __init__(self, message: str, code: grpc.StatusCode | None = None) -> None:

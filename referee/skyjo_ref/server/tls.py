@@ -13,8 +13,10 @@ from pathlib import Path
 
 import grpc
 
+from skyjo_ref.errors import UsageError
 
-class TlsError(ValueError):
+
+class TlsError(UsageError):
     """A TLS file that cannot be used; the message names the file and what is expected."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from skyjo_ref.stats.bootstrap import block_intervals
+from skyjo_ref.stats.newton import maximise
 
 ELO_PER_NAT: Final = 400.0 / math.log(10.0)
 
@@ -90,7 +91,8 @@ def fit(
     tol: float = 1e-10,
     max_iter: int = 100,
 ) -> list[float]:
-    """Bradley-Terry strengths (natural log units, mean 0) by Newton's method with a line search.
+    """Bradley-Terry strengths (natural log units, mean 0) by Newton's method with a line search
+    (:func:`.newton.maximise`: :class:`~.newton.NotConverged` when ``max_iter`` steps do not reach ``tol``).
 
     ``wins[i][j]`` is i's score against j (draws count half), ``games[i][j]``
     the games between them (symmetric); ``prior`` virtual drawn games are added
@@ -103,10 +105,9 @@ def fit(
         return [0.0]
     w = [[wins[i][j] + (prior / 2 if i != j else 0.0) for j in range(n)] for i in range(n)]
     g = [[games[i][j] + (prior if i != j else 0.0) for j in range(n)] for i in range(n)]
-    beta = list(start) if start is not None else [0.0] * n
     row_wins = [sum(row) for row in w]
-    value = _loglik(beta, w, g)
-    for _ in range(max_iter):
+
+    def derivatives(beta: list[float]) -> tuple[list[float], list[list[float]]]:
         grad = list(row_wins)
         hess = [[0.0] * n for _ in range(n)]
         for i in range(n):
@@ -124,21 +125,16 @@ def fit(
                 hess[j][j] += h
                 hess[i][j] -= h
                 hess[j][i] -= h
-        # Fix beta[0] (the likelihood only sees differences): solve the rest.
-        step_rest = _solve([row[1:] for row in hess[1:]], grad[1:])
-        step = [0.0, *step_rest]
-        scale = 1.0
-        while True:
-            trial = [b + scale * s for b, s in zip(beta, step)]
-            trial_value = _loglik(trial, w, g)
-            if trial_value >= value - 1e-12 or scale < 1e-6:
-                break
-            scale /= 2
-        beta, value = trial, trial_value
-        if max(abs(scale * s) for s in step) < tol:
-            break
-    mean = sum(beta) / n
-    return [b - mean for b in beta]
+        return grad, hess
+
+    return maximise(
+        start if start is not None else [0.0] * n,
+        lambda beta: _loglik(beta, w, g),
+        derivatives,
+        tol=tol,
+        max_iter=max_iter,
+        what="Bradley-Terry",
+    )
 
 
 def _loglik(beta: Sequence[float], w: Sequence[Sequence[float]], g: Sequence[Sequence[float]]) -> float:
@@ -158,29 +154,6 @@ def _loglik(beta: Sequence[float], w: Sequence[Sequence[float]], g: Sequence[Seq
 
 def _softplus(x: float) -> float:
     return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
-
-
-def _solve(a: Sequence[Sequence[float]], b: Sequence[float]) -> list[float]:
-    """Solve ``a x = b`` by Gaussian elimination with partial pivoting (a is small and well-posed)."""
-    n = len(b)
-    m = [[*row, rhs] for row, rhs in zip(a, b)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
-        if abs(m[pivot][col]) < 1e-300:
-            raise ArithmeticError("singular system in the Bradley-Terry fit")
-        m[col], m[pivot] = m[pivot], m[col]
-        top = m[col]
-        inv = 1.0 / top[col]
-        for r in range(col + 1, n):
-            factor = m[r][col] * inv
-            if factor != 0.0:
-                row = m[r]
-                for c in range(col, n + 1):
-                    row[c] -= factor * top[c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
-    return x
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from skyjo_ref.stats.bootstrap import INTERVAL_METHODS, block_intervals
 from skyjo_ref.stats.bradley_terry import Rating, anchor_ratings
-from skyjo_ref.stats.bradley_terry import _solve as solve
+from skyjo_ref.stats.newton import maximise
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,16 +148,16 @@ def fit(
     tol: float = 1e-10,
     max_iter: int = 100,
 ) -> list[float]:
-    """Plackett-Luce strengths (natural log units, mean 0) by Newton's method with a line search."""
+    """Plackett-Luce strengths (natural log units, mean 0) by Newton's method with a line search
+    (:func:`.newton.maximise`: :class:`~.newton.NotConverged` when ``max_iter`` steps do not reach ``tol``)."""
     n = len(chosen)
     if n == 0:
         return []
     if n == 1:
         return [0.0]
     sets = [(_members(mask), count) for mask, count in stages.items()]
-    beta = list(start) if start is not None else [0.0] * n
-    value = _objective(beta, chosen, stages, prior)
-    for _ in range(max_iter):
+
+    def derivatives(beta: list[float]) -> tuple[list[float], list[list[float]]]:
         grad = list(chosen)
         hess = [[0.0] * n for _ in range(n)]
         for members, count in sets:
@@ -183,19 +183,16 @@ def fit(
                     hess[j][j] += h
                     hess[i][j] -= h
                     hess[j][i] -= h
-        step = [0.0, *solve([row[1:] for row in hess[1:]], grad[1:])]
-        scale = 1.0
-        while True:
-            trial = [b + scale * s for b, s in zip(beta, step)]
-            trial_value = _objective(trial, chosen, stages, prior)
-            if trial_value >= value - 1e-12 or scale < 1e-6:
-                break
-            scale /= 2
-        beta, value = trial, trial_value
-        if max(abs(scale * s) for s in step) < tol:
-            break
-    mean = sum(beta) / n
-    return [b - mean for b in beta]
+        return grad, hess
+
+    return maximise(
+        start if start is not None else [0.0] * n,
+        lambda beta: _objective(beta, chosen, stages, prior),
+        derivatives,
+        tol=tol,
+        max_iter=max_iter,
+        what="Plackett-Luce",
+    )
 
 
 def rate(

@@ -24,12 +24,14 @@ from typing import Any, Final, cast
 
 import yaml
 from skyjo_bot.address import check_address
+from skyjo_bot.loader import split_spec
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
 from skyjo_ref.botcheck import BotFileError, check_bot_file
 from skyjo_ref.botfiles import BotLinkError, check_links
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.checkbot.before import CHECK_LEVELS
+from skyjo_ref.errors import ConfigError
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.types import RefereeConfig as RefereeConfig  # re-exported: the config's referee part
 from skyjo_ref.execution.types import RoomConfig
@@ -97,10 +99,6 @@ LIMIT_MAXIMUM: Final = {
     "processes": 100_000,
 }
 REMOTE_KEYS: Final = ("token",)
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used; the message says where and what is expected."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -854,10 +852,11 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
 
 def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
     """Resolve ``file.py[:Class]`` against ``base`` and check it exists; check ``module:Class`` imports."""
-    target, _, cls = spec.partition(":")
+    parts = split_spec(spec)  # the SDK runner's reading of the spec, which it runs
+    target, cls = parts.target, parts.name or ""
     if cls and not cls.isidentifier():
         raise check.fail(path, f"{cls!r} is not a class name: expected path/bot.py[:Class] or module:Class")
-    if target.endswith(".py") or "/" in target or os.sep in target:
+    if parts.is_file:
         file = Path(target).expanduser()
         if not file.is_absolute():
             file = base / file

@@ -23,6 +23,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from skyjo_ref.errors import UsageError
 from skyjo_ref.seating import design
 from skyjo_ref.tournament.schedule import GameId, tables
 
@@ -30,7 +31,7 @@ from skyjo_ref.tournament.schedule import GameId, tables
 SCHEDULE_KINDS: Final = ("round_robin", "gauntlet", "sampled", "adaptive")
 
 
-class ScheduleError(ValueError):
+class ScheduleError(UsageError):
     """Settings for which no schedule of that kind exists; the message says what is possible."""
 
 
@@ -222,26 +223,7 @@ def _cyclic_search(
         if not wrong:
             break
         d = rng.choice(sorted(wrong))
-        moves: list[tuple[int, int, int]] = []  # (block, leaving, entering)
-        some = rng.sample(range(count), min(count, 4))  # a few base tables: the moves stay cheap
-        if cover[d] < low:  # put a point at distance d from a point of some base table
-            for index in some:
-                block = blocks[index]
-                for anchor in block:
-                    for entering in ((anchor + d) % n, (anchor - d) % n):
-                        if entering and entering not in block:
-                            moves.extend((index, leaving, entering) for leaving in block if leaving not in (0, anchor))
-        else:  # one point of a pair at distance d leaves
-            for index, block in enumerate(blocks):  # (every base table: the pair may be in any)
-                for a, b in itertools.combinations(block, 2):
-                    if dist[(a - b) % n] == d:
-                        for leaving in (a, b):
-                            if leaving:
-                                moves.extend(
-                                    (index, leaving, e)
-                                    for e in rng.sample(range(1, n), min(n - 1, 24))
-                                    if e not in block
-                                )
+        moves = _moves(blocks, d, cover[d] < low, dist, rng)
         if not moves:
             continue
         if len(moves) > 48:  # a seeded share of them: the search needs many cheap steps, not best ones
@@ -264,15 +246,43 @@ def _cyclic_search(
         change(leaving, others, -1)
         change(entering, others, 1)
         blocks[index] = sorted([*others, entering])
-    current = len(wrong)
-    if current:
+    if wrong or not _distinct_orbits(blocks, n):
         return None
+    return [tuple(block) for block in blocks]
+
+
+def _moves(
+    blocks: list[list[int]], d: int, short: bool, dist: Sequence[int], rng: random.Random
+) -> list[tuple[int, int, int]]:
+    """Moves (block, leaving, entering) that change how often distance ``d`` is covered: up when ``short``."""
+    n, count = len(dist), len(blocks)
+    moves: list[tuple[int, int, int]] = []
+    some = rng.sample(range(count), min(count, 4))  # a few base tables: the moves stay cheap
+    if short:  # put a point at distance d from a point of some base table
+        for index in some:
+            block = blocks[index]
+            for anchor in block:
+                for entering in ((anchor + d) % n, (anchor - d) % n):
+                    if entering and entering not in block:
+                        moves.extend((index, leaving, entering) for leaving in block if leaving not in (0, anchor))
+        return moves
+    for index, block in enumerate(blocks):  # one point of a pair at distance d leaves (the pair may be in any)
+        for a, b in itertools.combinations(block, 2):
+            if dist[(a - b) % n] == d:
+                for leaving in (a, b):
+                    if leaving:
+                        moves.extend(
+                            (index, leaving, e) for e in rng.sample(range(1, n), min(n - 1, 24)) if e not in block
+                        )
+    return moves
+
+
+def _distinct_orbits(blocks: list[list[int]], n: int) -> bool:
+    """Whether the base tables' turns never repeat a table (no block equals one of its own turns or another's)."""
     orbits = set()
     for block in blocks:
         turns = [tuple(sorted((b + t) % n for b in block)) for t in range(n)]
-        if len(set(turns)) < n:  # a block equal to one of its own turns would repeat tables
-            return None
+        if len(set(turns)) < n:
+            return False
         orbits.add(min(turns))
-    if len(orbits) < count:  # two base tables of one orbit would repeat tables
-        return None
-    return [tuple(block) for block in blocks]
+    return len(orbits) == len(blocks)

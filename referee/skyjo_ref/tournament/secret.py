@@ -18,11 +18,13 @@ import os
 from pathlib import Path
 from typing import Final
 
+from skyjo_ref.errors import UsageError
+
 #: The shortest secret accepted: a secret short enough to guess protects nothing.
 MIN_SECRET_CHARS: Final = 16
 
 
-class SecretError(ValueError):
+class SecretError(UsageError):
     """A secret that cannot be read or is too weak; the message says where and what is expected."""
 
 

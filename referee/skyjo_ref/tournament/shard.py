@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skyjo_ref.errors import UsageError
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import (
     GAME_COLUMNS,
@@ -32,7 +33,7 @@ from skyjo_ref.tournament.store import (
 MERGED_INFO = ("schedule", "rating", "bots", "name")
 
 
-class ShardError(ValueError):
+class ShardError(UsageError):
     """A shard spec or a set of stores that cannot be merged; the message says what and what is expected."""
 
 

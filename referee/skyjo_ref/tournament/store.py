@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from skyjo_ref import records
+from skyjo_ref.errors import Busy, Unfinished, UsageError
 from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.writer_lock import FolderBusy, WriterLock, lock_holder
@@ -125,15 +126,15 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = ((2, _TO_2), (3, _TO_3))
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
 
-class StoreError(ValueError):
+class StoreError(UsageError):
     """A folder that is not a usable store, or one whose results the config would contradict."""
 
 
-class StoreBusy(StoreError):
+class StoreBusy(Busy, StoreError):
     """Another run writes to this store (its writer lock is held); the message names the holder."""
 
 
-class StoreLocked(StoreError):
+class StoreLocked(Unfinished, StoreError):
     """Another process held the database's lock longer than the store waits (or the run was stopped while it
     waited); the message names the holder and what to do."""
 
@@ -727,3 +728,40 @@ def _differences(key: str, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
             for found in _differences(f"{key}.{sub}", old.get(sub), new.get(sub))
         ]
     return [(key, old, new)]
+
+
+def set_aside(folder: Path) -> Path:
+    """``--new``: move an old results folder out of the way (results are never deleted); where it went."""
+    target = folder.with_name(f"{folder.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+    folder.rename(target)
+    return target
+
+
+def open_run_store(
+    folder: Path,
+    fingerprint: Mapping[str, Any],
+    *,
+    what: str,
+    info: Mapping[str, Any],
+    new: bool = False,
+    on_wait: Callable[[str], None] | None = None,
+    on_set_aside: Callable[[Path], None] | None = None,
+) -> Store:
+    """The store a run (a tournament, a gate) writes: its writer lock held (:class:`StoreBusy`, exit 6, when
+    another run has it), bound to ``fingerprint`` (:class:`StoreError` when the stored results mean something
+    else, ``what`` naming the config), ``info`` written. ``new`` first sets an old folder aside (under its lock:
+    never one another run writes to) and tells ``on_set_aside`` where it went."""
+    if new and folder.exists():
+        with WriterLock(folder):
+            moved = set_aside(folder)
+        if on_set_aside is not None:
+            on_set_aside(moved)
+    store = Store(folder, writer=True, on_wait=on_wait)
+    try:
+        store.bind(fingerprint, what=what)
+    except StoreError:
+        store.close()
+        raise
+    for key, value in info.items():
+        store.set_info(key, value)
+    return store

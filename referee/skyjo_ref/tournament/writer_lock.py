@@ -17,10 +17,12 @@ import time
 from pathlib import Path
 from typing import Final
 
+from skyjo_ref.errors import Busy
+
 LOCK_NAME: Final = ".writer.lock"
 
 
-class FolderBusy(Exception):
+class FolderBusy(Busy):
     """Another run writes to this folder; the message names it."""
 
 
