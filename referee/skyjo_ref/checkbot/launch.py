@@ -1,11 +1,10 @@
 """Starting the bot under check: its process exactly as a league starts it (command, folder, env, limits, isolation).
 
-:func:`start_bot` is the one place check-bot starts a process. It uses the
-execution layer's bot pool for what the bot sees (its sandbox view, its
-address: a ``unix:`` socket for a bot without network) and
-:class:`~skyjo_ref.players.ManagedBot` for the process, never restarted (a
-check wants the exit code of the process it started). When the execution room
-for seating bots lands, this function is what switches to it.
+:func:`start_bot` is the one place check-bot starts a process, through the
+execution room (:class:`~skyjo_ref.execution.room.BotProcesses`): the bot's
+sandbox view, limits and environment exactly as a league's, its address a
+``unix:`` socket for a bot without network, never restarted (a check wants the
+exit code of the process it started).
 """
 
 from __future__ import annotations
@@ -21,8 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from skyjo_ref.checkbot.referee import Endpoints
-from skyjo_ref.execution.pool import BotPool
-from skyjo_ref.execution.types import FaultList, QuietNotes
+from skyjo_ref.execution.room import BotProcesses
 from skyjo_ref.players import BotSpec, ManagedBot
 from skyjo_ref.sandbox.namespaces import SOCKET_DIR_INSIDE
 
@@ -31,33 +29,18 @@ Listener = Literal["referee", "silent", "tls"]
 
 @dataclass(slots=True)
 class Room:
-    """What every process of the bot under check shares: its spec, the pool that builds its view, its logs."""
+    """What every process of the bot under check shares: its spec, the room's processes (its view), its logs."""
 
     spec: BotSpec
     endpoints: Endpoints
     log_dir: Path
-    pool: BotPool
-    started: int = 0
+    processes: BotProcesses
+    stand_ins: int = 0  # processes started under a stand-in parent (parent-death), numbered after the room's
 
     @classmethod
     def for_bot(cls, spec: BotSpec, endpoints: Endpoints, log_dir: Path) -> Room:
-        async def no_tokens(name: str) -> str:
-            raise RuntimeError("check-bot issues its own tokens")
-
-        pool = BotPool(
-            [spec],
-            address=endpoints.tcp,
-            issue_token=no_tokens,
-            wait_connected=None,
-            store=FaultList(),
-            observer=QuietNotes(),
-            log_dir=log_dir,
-            connect_timeout_s=30.0,
-            unix_address=endpoints.unix,
-            max_restarts=0,
-            replace_given_up=False,
-        )
-        return cls(spec, endpoints, log_dir, pool)
+        processes = BotProcesses(spec, tcp_address=endpoints.tcp, unix_address=endpoints.unix, log_dir=log_dir)
+        return cls(spec, endpoints, log_dir, processes)
 
     @property
     def has_network(self) -> bool:
@@ -88,21 +71,8 @@ async def start_bot(
     parent_pid: int | None = None,
 ) -> ManagedBot:
     """Start one process of the bot under check, connecting to ``listener`` with ``token``; its output goes to
-    its own log file in ``room.log_dir``. Raises OSError when it cannot be started at all."""
-    room.started += 1
-    room.log_dir.mkdir(parents=True, exist_ok=True)
-    process = ManagedBot(
-        room.spec,
-        room.address(listener),
-        token,
-        max_restarts=0,
-        log_path=room.log_dir / f"{room.started:02d}.log",
-        view=room.pool.view_for(room.spec),
-        referee_env=dict(env or {}),
-        parent_pid=parent_pid,
-    )
-    await process.start()
-    return process
+    its own log file in ``room.log_dir`` (RunUnfinished when it cannot be started at all)."""
+    return await room.processes.start(token, address=room.address(listener), env=env, parent_pid=parent_pid)
 
 
 #: The stand-in parent: sets SKYJO_PARENT_PID to itself, starts the bot (argv) as its child with its output on
@@ -156,8 +126,9 @@ async def start_under_stand_in(room: Room, token: str) -> Orphan:
     the orphan's process group), which would hide whether the bot watches SKYJO_PARENT_PID. Its environment and
     folder are the league's (not isolated: the case does not apply to isolated bots); limits do not matter here.
     """
-    room.started += 1
-    log = room.log_dir / f"{room.started:02d}.log"
+    room.stand_ins += 1
+    room.log_dir.mkdir(parents=True, exist_ok=True)
+    log = room.log_dir / f"parent-death-{room.stand_ins}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKYJO_")}
     env.update({**room.spec.env, "SKYJO_ADDR": room.address("referee"), "SKYJO_TOKEN": token, "PYTHONUNBUFFERED": "1"})
     with log.open("ab") as sink:

@@ -18,6 +18,7 @@ from skyjo_ref.checkbot.cases import CASES
 from skyjo_ref.checkbot.context import CaseFailed, Context, NotApplicable, log_paths
 from skyjo_ref.checkbot.launch import Room
 from skyjo_ref.checkbot.referee import StreamEnded, scripted_referee
+from skyjo_ref.execution.types import RunUnfinished
 from skyjo_ref.players import BotSpec
 from skyjo_ref.sandbox import check_sandbox, share_socket
 from skyjo_ref.server.tls import ServerTls
@@ -92,7 +93,10 @@ async def check_bot(
             room = Room.for_bot(spec, referee.endpoints, log_dir)
             ctx = Context(referee, room, tls_ca=pki / "ca.pem" if tls is not None else None)
             names = [n for n in CASES if n in cases]
-            return await _run_all(ctx, names, expected_failures, on_result, first_failure)
+            try:
+                return await _run_all(ctx, names, expected_failures, on_result, first_failure)
+            finally:
+                await room.processes.aclose()
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
         shutil.rmtree(pki, ignore_errors=True)
@@ -142,6 +146,8 @@ async def run_case(ctx: Context, name: str, expected_fail: bool) -> Result:
         status, did, expected = "fail", f"kept the check waiting over {CASE_LIMIT_S:g} s", case.rule
     except OSError as exc:
         status, did, expected = "fail", f"could not be started: {exc.strerror or exc}", case.rule
+    except RunUnfinished as exc:  # the room could not start the process at all
+        status, did, expected = "fail", f"could not be started: {exc}", case.rule
     else:
         expected = case.rule
     logs = log_paths(ctx.logs)

@@ -97,6 +97,7 @@ class BotPool:
         log_name: Callable[[str, int], str] = lambda name, number: f"{name}-{number}.log",
         replace_given_up: bool = True,
         referee_env: Mapping[str, str] | None = None,
+        relay: bool = True,
     ) -> None:
         self.bots = {b.name: b for b in bots if b.managed}
         if self.bots:
@@ -113,6 +114,9 @@ class BotPool:
         self.log_name = log_name  # a process's log file in log_dir, from its bot's name and number
         self.referee_env = dict(referee_env or {})  # SKYJO_CA_FILE ... for a running referee that speaks TLS
         self.replace_given_up = replace_given_up  # a fresh process (and token) for one that will not restart
+        # an isolated bot reaches the referee through a relay of its own (a cap on its connections); without
+        # (check-bot, which runs its own referee and listeners for one bot), it sees the referee socket's folder
+        self.relay = relay
         self.workers: dict[str, list[Worker]] = {name: [] for name in self.bots}
         self.connected_once: set[str] = set()  # bots that have held a stream at least once in this run
         self.disqualified: dict[str, str] = {}  # bots killed by their sandbox before ever connecting: why
@@ -164,7 +168,13 @@ class BotPool:
             others = [p for name, other in self.bots.items() if name != spec.name for p in _paths(bot_files(other))]
             own = {*_paths(files), *named}
             relay = self._relays.get(spec.name)
-            socket_dir = relay.path.parent if relay is not None else None
+            socket_dir = (
+                relay.path.parent
+                if relay is not None
+                else Path(self.unix_address.removeprefix("unix:")).parent
+                if not self.relay and self.unix_address is not None
+                else None
+            )
             runtime = python_runtime()
             mounted = (*runtime, Path("/usr"), *((files.root,) if files.root is not None else ()))
             extra = [p for p in named if not any(p.is_relative_to(m) for m in mounted)]
@@ -187,7 +197,9 @@ class BotPool:
     async def _open_relay(self, spec: BotSpec) -> None:
         """An isolated bot's own socket (seen as the referee's), relayed to the referee's with a cap on the
         connections the bot holds at once (sandbox/relay.py): a flood fills its own cap, not the referee's."""
-        if spec.sandbox.isolation != "strict" or self.unix_address is None or spec.name in self._relays:
+        if not self.relay or spec.sandbox.isolation != "strict" or self.unix_address is None:
+            return
+        if spec.name in self._relays:
             return
         referee = Path(self.unix_address.removeprefix("unix:"))
         folder = referee.parent.parent / f"b{len(self._relays)}"  # beside the referee's, in its private folder
@@ -275,9 +287,18 @@ class BotPool:
     def release(worker: Worker) -> None:
         worker.busy, worker.game_key = False, None
 
-    async def start(self, name: str, *, token: str | None = None, address: str | None = None) -> Worker:
-        """A new process for bot ``name``, with its own token (not yet connected, not busy); ``token`` and
-        ``address`` (as the bot sees it) when the caller runs the referee itself (check-bot)."""
+    async def start(
+        self,
+        name: str,
+        *,
+        token: str | None = None,
+        address: str | None = None,
+        env: Mapping[str, str] | None = None,
+        parent_pid: int | None = None,
+    ) -> Worker:
+        """A new process for bot ``name``, with its own token (not yet connected, not busy); ``token``,
+        ``address`` (as the bot sees it), more environment and the parent it watches (``SKYJO_PARENT_PID``)
+        when the caller runs the referee itself (check-bot)."""
         spec = self.bots[name]
         await self._open_relay(spec)
         token = token if token is not None else await self.issue_token(name)
@@ -292,7 +313,8 @@ class BotPool:
             max_restarts=self.max_restarts,
             log_path=self.log_dir / self.log_name(name, number) if self.log_dir is not None else None,
             view=self.view_for(spec),
-            referee_env=self.referee_env,
+            referee_env={**self.referee_env, **(env or {})},
+            parent_pid=parent_pid,
         )
         worker = Worker(name, number, process)
         self.workers[name].append(worker)

@@ -350,6 +350,7 @@ class BotProcesses:
         max_restarts: int = 0,
     ) -> None:
         self.spec = spec
+        # no relay: a check runs one bot against its own referee and listeners, all in one folder the bot sees
         self.pool = BotPool(
             (spec,),
             address=tcp_address,
@@ -365,15 +366,25 @@ class BotProcesses:
             log_name=lambda name, number: f"{number:02d}.log",
             replace_given_up=False,
             referee_env=env,
+            relay=False,
         )
 
     def address(self) -> str:
         """Where the bot's processes connect by default, as the bot sees the machine."""
         return self.pool.address_for(self.spec)
 
-    async def start(self, token: str, *, address: str | None = None) -> ManagedBot:
-        """A new process with ``token`` (OSError-like :class:`RunUnfinished` when it cannot start at all)."""
-        return (await self.pool.start(self.spec.name, token=token, address=address)).process
+    async def start(
+        self,
+        token: str,
+        *,
+        address: str | None = None,
+        env: Mapping[str, str] | None = None,
+        parent_pid: int | None = None,
+    ) -> ManagedBot:
+        """A new process with ``token`` (OSError-like :class:`RunUnfinished` when it cannot start at all);
+        ``env``: more environment for this one; ``parent_pid``: the parent it watches (SKYJO_PARENT_PID)."""
+        worker = await self.pool.start(self.spec.name, token=token, address=address, env=env, parent_pid=parent_pid)
+        return worker.process
 
     async def aclose(self) -> None:
         """Stop every process started (SIGTERM, then SIGKILL)."""
