@@ -137,7 +137,7 @@ def test_a_field_gate_through_the_cli_reaches_a_verdict_with_field_in_json_and_m
     assert "| Field | builtin random, builtin greedy |" in summary and "12 games a deal" in summary
     with sqlite3.connect(tmp_path / "g" / "results.sqlite") as db:
         seatings = [r for (r,) in db.execute("SELECT rotation FROM games WHERE deal = 0 ORDER BY rotation")]
-    assert seatings == list(range(4, 16))  # the balanced design's indices at 4 players
+    assert seatings == list(range(16, 28))  # the balanced design's indices at 4 players
     page = gate("report", "g", cwd=tmp_path)  # a K-player gate's store has no pentanomial: the page still renders
     assert page.returncode == 0 and (tmp_path / "g" / "report.html").is_file(), page.stderr
     html = " ".join((tmp_path / "g" / "report.html").read_text("utf-8").split())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from skyjo_ref.execution.types import GameId
@@ -68,7 +69,40 @@ def test_the_designs_are_pinned() -> None:
     assert seat_orders(5)[5] == (0, 2, 4, 1, 3)
     assert seat_orders(6)[6] == (1, 2, 4, 5, 3, 0)
     assert seat_orders(8)[8] == (0, 2, 7, 6, 3, 5, 4, 1)
-    assert [len(seat_orders(k)) for k in SIZES] == [2, 6, 16, 20, 36, 42, 56]
+    assert seat_orders(4)[16:19] == ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 1, 3))
+    assert [len(seat_orders(k)) for k in SIZES] == [2, 6, 28, 20, 36, 42, 56]
+
+
+@pytest.mark.parametrize("k", SIZES)
+def test_no_seating_repeats_inside_a_balanced_block(k: int) -> None:
+    """A repeated seating is a replayed game for deterministic bots: information the block does not gain."""
+    orders = [seat_order(k, i) for i in design(k, "balanced")]
+    assert len(set(orders)) == len(orders)
+
+
+def test_the_4_player_design_is_the_first_of_the_48_distinct_balanced_ones() -> None:
+    """An exhaustive search over 12 of the 24 seatings: 48 designs balance seats (3 each) and neighbours (4 each)."""
+    perms = list(itertools.permutations(range(4)))
+    found: list[tuple[tuple[int, ...], ...]] = []
+
+    def extend(start: int, chosen: list[tuple[int, ...]], seats: Counter[tuple[int, int]], after: Counter[Any]) -> None:
+        if len(chosen) == 12:
+            found.append(tuple(chosen))
+            return
+        for j in range(start, len(perms)):
+            order = perms[j]
+            pairs = _neighbours(order)
+            if any(seats[(b, s)] >= 3 for s, b in enumerate(order)) or any(after[p] >= 4 for p in pairs):
+                continue
+            seats.update((b, s) for s, b in enumerate(order))
+            after.update(pairs)
+            extend(j + 1, [*chosen, order], seats, after)
+            seats.subtract((b, s) for s, b in enumerate(order))
+            after.subtract(pairs)
+
+    extend(0, [], Counter(), Counter())
+    assert len(found) == 48
+    assert tuple(seat_order(4, i) for i in design(4, "balanced")) == found[0]
 
 
 def test_block_sizes() -> None:
@@ -89,7 +123,7 @@ def test_a_league_plays_every_table_in_its_design() -> None:
     assert len(games) == 2 * 12
     assert len({g.key for g in games}) == 24
     assert {g.block for g in games} == {(("a", "b", "c", "d"), 0), (("a", "b", "c", "d"), 1)}
-    assert [g.rotation for g in games[:12]] == list(range(4, 16))
+    assert [g.rotation for g in games[:12]] == list(range(16, 28))
 
 
 def test_bad_sizes_and_kinds_are_refused() -> None:

@@ -19,9 +19,16 @@ who sat where, whatever config played it. Two designs choose indices from it:
   ``k`` the orders ``(0, d, 2d, ...) mod k``, at 8 a decomposition found by
   search; the first order is the sorted table, so the balanced design
   contains the rotations design. At 4 and 6 no such split exists (checked
-  exhaustively at 4 in the tests); the designs there (indices from ``k`` on)
-  use every order around the table twice (at 4) or ten orders (at 6), each in
-  half of its rotations, chosen so that seats still balance.
+  exhaustively at 4 in the tests). At 6 the design (indices 6 to 35) uses ten
+  orders around the table, each in half of its rotations, chosen so that seats
+  still balance. At 4 the design is 12 distinct seatings (indices 16 to 27;
+  the first in order of 48 that balance seats and neighbours, found by an
+  exhaustive search that the tests repeat): no seating repeats inside a block,
+  so deterministic bots never replay a game. Indices 4 to 15 are the earlier
+  4-player design, which played (2, 0, 3, 1) and (3, 1, 0, 2) twice a block;
+  they stay, so the games stored under it keep their meaning.
+
+Every block at every size seats the table in distinct orders (tested).
 
 The lists are data: they never change (a stored game's seats depend on them;
 tests/test_seating.py pins them and checks every design by counting).
@@ -93,6 +100,24 @@ _SIX: Final = (
     (1, 4, 3, 2, 0, 5),
     (3, 2, 0, 5, 1, 4),
 )
+#: The balanced seatings at 4 players (indices 16 to 27): 12 distinct orders, every bot in every seat 3 times,
+#: every ordered pair neighbours 4 times.
+_FOUR_DISTINCT: Final = (
+    (0, 1, 2, 3),
+    (0, 1, 3, 2),
+    (0, 2, 1, 3),
+    (1, 0, 2, 3),
+    (1, 0, 3, 2),
+    (1, 3, 0, 2),
+    (2, 0, 3, 1),
+    (2, 3, 0, 1),
+    (2, 3, 1, 0),
+    (3, 1, 2, 0),
+    (3, 2, 0, 1),
+    (3, 2, 1, 0),
+)
+#: Where the balanced design starts in :func:`seat_orders`, where it does not start at 0.
+_BALANCED_START: Final = {4: 4 + len(_FOUR), 6: 6}
 MIN_K: Final = 2
 MAX_K: Final = 8
 
@@ -109,7 +134,7 @@ def seat_orders(k: int) -> tuple[tuple[int, ...], ...]:
         raise ValueError(f"a table seats {MIN_K} to {MAX_K} players, got {k}")
     identity = tuple(range(k))
     if k == 4:
-        return (*_rotations(identity), *_FOUR)
+        return (*_rotations(identity), *_FOUR, *_FOUR_DISTINCT)
     if k == 6:
         return (*_rotations(identity), *_SIX)
     if k == 8:
@@ -124,7 +149,7 @@ def design(k: int, kind: str) -> range:
     if kind == "rotations":
         return range(k)
     if kind == "balanced":
-        start = k if k in (4, 6) else 0
+        start = _BALANCED_START.get(k, 0)
         return range(start, start + k * (k - 1))
     raise ValueError(f"unknown seating {kind!r}: expected one of {', '.join(SEATINGS)}")
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from skyjo_ref.seating import block_size
+from skyjo_ref.seating import design
 from skyjo_ref.stats import bradley_terry as elo
 from skyjo_ref.tournament.league import sampled_tables
 from skyjo_ref.tournament.schedule import GameId
@@ -109,7 +109,7 @@ class Plan:
 
     def games(self, seating: str) -> list[GameId]:
         """The round's games: each block in its table's seat design (skyjo_ref.seating)."""
-        return [GameId(table, deal, r) for table, deal in self.blocks for r in range(block_size(len(table), seating))]
+        return [GameId(table, deal, r) for table, deal in self.blocks for r in design(len(table), seating)]
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "blocks": [[list(t), d] for t, d in self.blocks], "why": self.why}
