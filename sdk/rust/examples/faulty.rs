@@ -1,0 +1,26 @@
+//! A bot whose first decision fails (for the tests): `FAULT=error` returns an error, `FAULT=panic` panics.
+//! Every later decision plays the first legal action.
+
+use skyjo_bot::{Action, BoxError, Bot, View};
+
+struct Faulty {
+    fault: String,
+    decided: u32,
+}
+
+impl Bot for Faulty {
+    fn decide(&mut self, view: &View) -> Result<Action, BoxError> {
+        self.decided += 1;
+        if self.decided == 1 {
+            match self.fault.as_str() {
+                "panic" => panic!("on purpose"),
+                _ => return Err("no idea what to do: the bot gave up".into()),
+            }
+        }
+        Ok(view.legal_actions[0])
+    }
+}
+
+fn main() {
+    skyjo_bot::run(Faulty { fault: std::env::var("FAULT").unwrap_or_default(), decided: 0 })
+}
