@@ -1,7 +1,7 @@
 //! A bot whose first decision fails (for the tests): `FAULT=error` returns an error, `FAULT=panic` panics.
 //! Every later decision plays the first legal action.
 
-use skyjo_bot::{Action, BoxError, Bot, View};
+use skyjo_bot::{Action, Bot, BoxError, View};
 
 struct Faulty {
     fault: String,

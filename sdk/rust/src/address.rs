@@ -35,9 +35,8 @@ pub fn parse_address(text: &str) -> Result<Address, String> {
         }
         return Ok(Address::Unix(PathBuf::from(path)));
     }
-    let expected = || {
-        format!("referee address {text:?}: expected HOST:PORT, e.g. 127.0.0.1:50051 or [::1]:50051, or unix:PATH")
-    };
+    let expected =
+        || format!("referee address {text:?}: expected HOST:PORT, e.g. 127.0.0.1:50051 or [::1]:50051, or unix:PATH");
     let (host, port) = address.rsplit_once(':').ok_or_else(expected)?;
     let host_ok = if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
         !inner.is_empty() && inner.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')

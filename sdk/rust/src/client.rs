@@ -1,16 +1,14 @@
-//! Plays a [`Bot`] on a referee: the bot on the caller's thread, the network on a thread of its own.
+//! Plays a [`Bot`] on a referee, on the caller's thread: a single-threaded tokio runtime holds one
+//! `BotService.Play` stream at a time, says Hello, reads the referee's messages, calls the bot's hooks and
+//! `decide` in order, inline (no thread hop: the lowest latency and CPU a decision), and writes the replies.
 //!
-//! The network thread runs a single-threaded tokio runtime with one `BotService.Play` stream at a time: it
-//! says Hello, reads the referee's messages, hands them to the bot's thread in order (hooks and decisions)
-//! and writes the replies. The bot never blocks the connection: keepalive pings, signals and new messages
-//! are handled while it thinks. When the stream breaks it reconnects with backoff and the same token; a
-//! decision the referee sends again is answered from the reply already computed (or being computed),
-//! never by a second `decide`.
+//! Signals and the parent's death are watched on a thread of their own, so a stop is honoured even while
+//! `decide` blocks: the session closes when it returns, or the process exits after 0.75 s. When the
+//! stream breaks the client reconnects with backoff and the same token; a decision the referee sends again
+//! is answered from the reply already computed, never by a second `decide`.
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
@@ -24,7 +22,7 @@ use crate::bot::Bot;
 use crate::convert;
 use crate::net::{self, Config};
 use crate::proto;
-use crate::types::{GameResult, GameStart, RoundResult, Rules, Strike, View};
+use crate::types::{GameStart, Rules, View};
 
 /// What a client did, for logs and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,47 +130,19 @@ impl<B: Bot> Client<B> {
     /// Play until the referee ends the session (`Ok`), a signal stops it (with
     /// [`stop_on_signals`](Client::stop_on_signals)), or it fails.
     pub fn play(mut self) -> Result<Stats, Error> {
-        let config = Arc::new(self.settings.resolve(self.bot.name(), self.bot.version())?);
+        let config = self.settings.resolve(self.bot.name(), self.bot.version())?;
         install_panic_hook();
-        let (jobs_tx, jobs_rx) = std_mpsc::channel::<Job>();
-        let (replies_tx, replies_rx) = mpsc::unbounded_channel::<Computed>();
-        let stopping = Arc::new(AtomicBool::new(false));
-        let (done_tx, done_rx) = std_mpsc::channel::<()>(); // dropped when play returns: the deadline stands down
-        let network = Network::new(Arc::clone(&config), jobs_tx, replies_rx, Arc::clone(&stopping), done_rx);
-        let thread = std::thread::Builder::new().name("skyjo-bot-net".into()).spawn(move || network.run_thread())?;
-        let mut player = Player { bot: &mut self.bot, decisions: 0, decide_errors: 0 };
-        let outcome = loop {
-            match jobs_rx.recv() {
-                Ok(Job::Finished(outcome)) => break outcome,
-                Ok(_) if stopping.load(Ordering::Acquire) => {} // stopping: no more bot code
-                Ok(job) => player.work(job, &replies_tx),
-                Err(_) => break Err(Error::ConnectionLost("the network thread ended unexpectedly".into())),
-            }
-        };
-        let _ = thread.join();
-        drop(done_tx);
-        let (decisions, decide_errors) = (player.decisions, player.decide_errors);
-        outcome.map(|stats| Stats { decisions, decide_errors, ..stats })
+        let (stop_tx, stop_rx) = watch::channel(false);
+        // dropped when play returns: the stop deadline stands down
+        let (_done, done_rx) = std_mpsc::channel::<()>();
+        if config.stop_on_signals {
+            net::watch_stop_signals(config.parent_pid, stop_tx, done_rx).map_err(Error::Io)?;
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let mut session = Session::new(&mut self.bot, &config);
+        runtime.block_on(session.play(stop_rx))?;
+        Ok(session.stats)
     }
-}
-
-// ------------------------------------------------------------------------ between the threads
-
-/// Work for the bot's thread, in the order the referee sent it.
-enum Job {
-    GameStart(Arc<GameStart>),
-    Events(Vec<crate::types::Event>),
-    RoundResult(RoundResult),
-    GameOver(GameResult),
-    Strike(Strike),
-    Decide { key: Key, request: Box<proto::DecisionRequest>, start: Option<Arc<GameStart>> },
-    Finished(Result<Stats, Error>),
-}
-
-/// A reply the bot's thread computed, for the decision `key`.
-struct Computed {
-    key: Key,
-    reply: proto::DecisionReply,
 }
 
 /// What identifies a decision across a re-send: its id, game, view and legal actions' count (not the time left
@@ -185,77 +155,6 @@ fn decision_key(request: &proto::DecisionRequest) -> Key {
         view.encode(&mut key).expect("a Vec grows as needed");
     }
     key
-}
-
-// ------------------------------------------------------------------------------- the bot's side
-
-struct Player<'a, B> {
-    bot: &'a mut B,
-    decisions: u32,
-    decide_errors: u32,
-}
-
-impl<B: Bot> Player<'_, B> {
-    fn work(&mut self, job: Job, replies: &mpsc::UnboundedSender<Computed>) {
-        match job {
-            Job::GameStart(start) => hook("on_game_start", || self.bot.on_game_start(&start)),
-            Job::Events(events) => {
-                for event in &events {
-                    hook("on_event", || self.bot.on_event(event));
-                }
-            }
-            Job::RoundResult(result) => hook("on_round_result", || self.bot.on_round_result(&result)),
-            Job::GameOver(result) => hook("on_game_over", || self.bot.on_game_over(&result)),
-            Job::Strike(strike) => hook("on_strike", || self.bot.on_strike(&strike)),
-            Job::Decide { key, request, start } => {
-                let reply = self.answer(&request, start.as_deref());
-                let _ = replies.send(Computed { key, reply }); // fails only when the network has ended
-            }
-            Job::Finished(_) => {}
-        }
-    }
-
-    fn answer(&mut self, request: &proto::DecisionRequest, start: Option<&GameStart>) -> proto::DecisionReply {
-        let rid = request.request_id;
-        let guessed;
-        let start = match start {
-            Some(start) => start,
-            None => {
-                warn!("decision {rid} for game {:?} that never started here; guessing players and rules", request.game_id);
-                let view = request.view.as_ref();
-                let seats = view.map_or(0, |v| v.grids.len());
-                guessed = GameStart {
-                    game_id: request.game_id.clone(),
-                    seat: view.map_or(0, |v| v.seat as usize),
-                    players: (0..seats).map(|i| format!("seat {i}")).collect(),
-                    rules: Rules::default(),
-                    time_control: None,
-                };
-                &guessed
-            }
-        };
-        let view = match convert::view_from_proto(request, start) {
-            Ok(view) => view,
-            Err(e) => {
-                error!("decision {rid} is malformed: {e}");
-                return convert::error_reply(rid, &format!("the bot could not read the request: {e}"));
-            }
-        };
-        self.decisions += 1;
-        let failure = match catch_unwind(AssertUnwindSafe(|| self.bot.decide(&view))) {
-            Ok(Ok(action)) => {
-                if !view.is_legal(action) {
-                    warn!("decide chose {action}, which is not legal in decision {rid} ({})", describe(&view));
-                }
-                return convert::reply(rid, action, &view.legal_actions);
-            }
-            Ok(Err(e)) => error_text(&*e),
-            Err(panic) => format!("panic: {}{}", panic_message(&*panic), take_panic_location()),
-        };
-        self.decide_errors += 1;
-        error!("decide failed on decision {rid} ({}): {failure}", describe(&view));
-        convert::error_reply(rid, &failure)
-    }
 }
 
 /// Call a bot hook; a panic in it is logged, never fatal.
@@ -313,13 +212,7 @@ fn take_panic_location() -> String {
 fn describe(view: &View) -> String {
     let legal: Vec<String> = view.legal_actions.iter().map(|a| a.to_string()).collect();
     let hand = view.hand.map_or("none".into(), |card| card.to_string());
-    format!(
-        "round {}, seat {}, {}, hand {hand}, legal: {}",
-        view.round,
-        view.seat,
-        view.decision,
-        legal.join(", ")
-    )
+    format!("round {}, seat {}, {}, hand {hand}, legal: {}", view.round, view.seat, view.decision, legal.join(", "))
 }
 
 // ------------------------------------------------------------------------------ the network side
@@ -366,72 +259,31 @@ fn classify(status: &tonic::Status) -> Outcome {
     }
 }
 
-struct Network {
-    config: Arc<Config>,
-    jobs: std_mpsc::Sender<Job>,
-    replies: mpsc::UnboundedReceiver<Computed>,
-    stopping: Arc<AtomicBool>,
-    done: Option<std_mpsc::Receiver<()>>,
-    /// Decisions recently asked, with the reply once computed (`None`: being computed).
-    answers: VecDeque<(Key, Option<proto::DecisionReply>)>,
-    games: HashMap<String, Arc<GameStart>>,
+/// One bot's play: the sessions one after another, the games it knows, the replies it gave.
+struct Session<'a, B> {
+    bot: &'a mut B,
+    config: &'a Config,
+    /// Replies to recent decisions, for a decision the referee sends again after a reconnect.
+    answers: VecDeque<(Key, proto::DecisionReply)>,
+    games: HashMap<String, GameStart>,
     stats: Stats,
 }
 
 /// Decisions remembered for re-sent requests.
 const REMEMBERED: usize = 8;
 
-impl Network {
-    fn new(
-        config: Arc<Config>,
-        jobs: std_mpsc::Sender<Job>,
-        replies: mpsc::UnboundedReceiver<Computed>,
-        stopping: Arc<AtomicBool>,
-        done: std_mpsc::Receiver<()>,
-    ) -> Network {
-        Network {
-            config,
-            jobs,
-            replies,
-            stopping,
-            done: Some(done),
-            answers: VecDeque::new(),
-            games: HashMap::new(),
-            stats: Stats::default(),
-        }
+impl<'a, B: Bot> Session<'a, B> {
+    fn new(bot: &'a mut B, config: &'a Config) -> Self {
+        Session { bot, config, answers: VecDeque::new(), games: HashMap::new(), stats: Stats::default() }
     }
 
-    fn run_thread(mut self) {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-        let outcome = match runtime {
-            Ok(runtime) => runtime.block_on(self.play()),
-            Err(e) => Err(Error::Io(e)),
-        };
-        let _ = self.jobs.send(Job::Finished(outcome.map(|()| self.stats)));
-    }
-
-    async fn play(&mut self) -> Result<(), Error> {
-        let (stop_tx, mut stop) = watch::channel(false);
-        if self.config.stop_on_signals {
-            let signals = net::stop_signals(self.config.parent_pid).map_err(Error::Io)?;
-            let stopping = Arc::clone(&self.stopping);
-            let done = self.done.take();
-            tokio::spawn(async move {
-                let why = signals.await;
-                info!("{why}: closing the session");
-                stopping.store(true, Ordering::Release);
-                if let Some(done) = done {
-                    net::exit_unless_done_within(done, net::STOP_DEADLINE, why);
-                }
-                let _ = stop_tx.send(true);
-            });
-        }
+    async fn play(&mut self, mut stop: watch::Receiver<bool>) -> Result<(), Error> {
         let mut attempt = 0u32;
         let mut lost_since = Instant::now();
         loop {
             let sessions_before = self.stats.sessions;
             let outcome = tokio::select! {
-                outcome = self.session() => outcome,
+                outcome = self.stream() => outcome,
                 _ = stop.wait_for(|stopped| *stopped) => return Ok(()),
             };
             let why = match outcome {
@@ -465,8 +317,8 @@ impl Network {
     }
 
     /// One Play stream, until it ends.
-    async fn session(&mut self) -> Outcome {
-        let channel = match net::connect(&self.config).await {
+    async fn stream(&mut self) -> Outcome {
+        let channel = match net::connect(self.config).await {
             Ok(channel) => channel,
             Err(why) => return Outcome::Broken(why),
         };
@@ -482,24 +334,16 @@ impl Network {
             Ok(response) => response.into_inner(),
             Err(status) => return classify(&status),
         };
-        let mut waiting: Option<Key> = None; // the decision this stream waits for, while it is computed
         loop {
-            tokio::select! {
-                message = stream.message() => match message {
-                    Ok(Some(msg)) => self.handle(msg, &tx, &mut waiting),
-                    Ok(None) => return Outcome::Closed,
-                    Err(status) => return classify(&status),
-                },
-                Some(computed) = self.replies.recv() => self.computed(computed, &tx, &mut waiting),
+            match stream.message().await {
+                Ok(Some(msg)) => self.handle(msg, &tx),
+                Ok(None) => return Outcome::Closed,
+                Err(status) => return classify(&status),
             }
         }
     }
 
-    fn send_job(&self, job: Job) {
-        let _ = self.jobs.send(job); // fails only when play() has returned
-    }
-
-    fn handle(&mut self, msg: proto::PlayResponse, tx: &mpsc::UnboundedSender<proto::PlayRequest>, waiting: &mut Option<Key>) {
+    fn handle(&mut self, msg: proto::PlayResponse, tx: &mpsc::UnboundedSender<proto::PlayRequest>) {
         use proto::play_response::Message;
         if log::log_enabled!(log::Level::Debug) {
             debug!("<- {:?}", msg.message);
@@ -514,22 +358,28 @@ impl Network {
             }
             Some(Message::GameStart(start)) => match convert::game_start_from_proto(&start) {
                 Ok(start) if !self.games.contains_key(&start.game_id) => {
-                    let start = Arc::new(start); // a re-sent GameStart after a reconnect is not news
-                    self.games.insert(start.game_id.clone(), Arc::clone(&start));
-                    self.send_job(Job::GameStart(start));
+                    // a re-sent GameStart after a reconnect is not news
+                    hook("on_game_start", || self.bot.on_game_start(&start));
+                    self.games.insert(start.game_id.clone(), start);
                 }
                 Ok(_) => {}
                 Err(e) => warn!("game start {:?} is malformed: {e}", start.game_id),
             },
-            Some(Message::Decision(request)) => self.decision(request, tx, waiting),
-            Some(Message::Events(batch)) => {
-                self.send_job(Job::Events(batch.events.iter().map(convert::event_from_proto).collect()));
+            Some(Message::Decision(request)) => {
+                self.events(&request.events); // events that came with the request go first
+                let reply = self.reply(&request);
+                send_reply(tx, reply);
             }
-            Some(Message::RoundResult(result)) => self.send_job(Job::RoundResult(convert::round_result_from_proto(&result))),
+            Some(Message::Events(batch)) => self.events(&batch.events),
+            Some(Message::RoundResult(result)) => {
+                let result = convert::round_result_from_proto(&result);
+                hook("on_round_result", || self.bot.on_round_result(&result));
+            }
             Some(Message::GameOver(over)) => {
                 self.stats.games += 1;
                 self.games.remove(&over.game_id);
-                self.send_job(Job::GameOver(convert::game_over_from_proto(&over)));
+                let result = convert::game_over_from_proto(&over);
+                hook("on_game_over", || self.bot.on_game_over(&result));
             }
             Some(Message::Strike(strike)) => {
                 let strike = convert::strike_from_proto(&strike);
@@ -544,51 +394,82 @@ impl Network {
                     strike.detail,
                     strike.played.map_or("nothing".into(), |a| a.to_string())
                 );
-                if waiting.as_ref().is_some_and(|key| key.starts_with(format!("{}|", strike.request_id).as_bytes())) {
-                    *waiting = None; // the referee settled it: a late reply would be a fault
-                }
-                self.send_job(Job::Strike(strike));
+                hook("on_strike", || self.bot.on_strike(&strike));
             }
             None => debug!("skipping a message of a kind this SDK does not know"),
         }
     }
 
-    fn decision(&mut self, request: proto::DecisionRequest, tx: &mpsc::UnboundedSender<proto::PlayRequest>, waiting: &mut Option<Key>) {
-        if !request.events.is_empty() {
-            // events that came with the request go first
-            self.send_job(Job::Events(request.events.iter().map(convert::event_from_proto).collect()));
-        }
-        let key = decision_key(&request);
-        match self.answers.iter().find(|(known, _)| *known == key) {
-            Some((_, Some(reply))) => {
-                debug!("decision {} asked again: answering it as before", request.request_id);
-                *waiting = None;
-                send_reply(tx, reply.clone());
-            }
-            Some((_, None)) => *waiting = Some(key), // asked again while the bot still thinks
-            None => {
-                self.answers.push_back((key.clone(), None));
-                if self.answers.len() > REMEMBERED {
-                    self.answers.pop_front();
-                }
-                *waiting = Some(key.clone());
-                let start = self.games.get(&request.game_id).cloned();
-                self.send_job(Job::Decide { key, request: Box::new(request), start });
-            }
+    fn events(&mut self, events: &[proto::Event]) {
+        for event in events {
+            let event = convert::event_from_proto(event);
+            hook("on_event", || self.bot.on_event(&event));
         }
     }
 
-    fn computed(&mut self, computed: Computed, tx: &mpsc::UnboundedSender<proto::PlayRequest>, waiting: &mut Option<Key>) {
-        if let Some((_, slot)) = self.answers.iter_mut().find(|(known, _)| *known == computed.key) {
-            *slot = Some(computed.reply.clone());
+    /// The reply to a decision: the one given before if the referee sends it again, else the bot's.
+    fn reply(&mut self, request: &proto::DecisionRequest) -> proto::DecisionReply {
+        let key = decision_key(request);
+        if let Some((_, reply)) = self.answers.iter().find(|(known, _)| *known == key) {
+            debug!("decision {} asked again: answering it as before", request.request_id);
+            return reply.clone();
         }
-        if waiting.as_ref() == Some(&computed.key) {
-            *waiting = None;
-            send_reply(tx, computed.reply);
-        } else {
-            warn!("decision {} came too late (the referee moved on); not sent", computed.reply.request_id);
+        let reply = answer(&mut *self.bot, &mut self.stats, request, self.games.get(&request.game_id));
+        self.answers.push_back((key, reply.clone()));
+        if self.answers.len() > REMEMBERED {
+            self.answers.pop_front();
         }
+        reply
     }
+}
+
+/// The bot's reply to a decision of the game `start` began: its action, or an error reply with its error's text
+/// (an unreadable request, an error returned, a panic).
+fn answer<B: Bot>(
+    bot: &mut B,
+    stats: &mut Stats,
+    request: &proto::DecisionRequest,
+    start: Option<&GameStart>,
+) -> proto::DecisionReply {
+    let rid = request.request_id;
+    let guessed;
+    let start = match start {
+        Some(start) => start,
+        None => {
+            warn!("decision {rid} for game {:?} that never started here; guessing players and rules", request.game_id);
+            let view = request.view.as_ref();
+            let seats = view.map_or(0, |v| v.grids.len());
+            guessed = GameStart {
+                game_id: request.game_id.clone(),
+                seat: view.map_or(0, |v| v.seat as usize),
+                players: (0..seats).map(|i| format!("seat {i}")).collect(),
+                rules: Rules::default(),
+                time_control: None,
+            };
+            &guessed
+        }
+    };
+    let view = match convert::view_from_proto(request, start) {
+        Ok(view) => view,
+        Err(e) => {
+            error!("decision {rid} is malformed: {e}");
+            return convert::error_reply(rid, &format!("the bot could not read the request: {e}"));
+        }
+    };
+    stats.decisions += 1;
+    let failure = match catch_unwind(AssertUnwindSafe(|| bot.decide(&view))) {
+        Ok(Ok(action)) => {
+            if !view.is_legal(action) {
+                warn!("decide chose {action}, which is not legal in decision {rid} ({})", describe(&view));
+            }
+            return convert::reply(rid, action, &view.legal_actions);
+        }
+        Ok(Err(e)) => error_text(&*e),
+        Err(panic) => format!("panic: {}{}", panic_message(&*panic), take_panic_location()),
+    };
+    stats.decide_errors += 1;
+    error!("decide failed on decision {rid} ({}): {failure}", describe(&view));
+    convert::error_reply(rid, &failure)
 }
 
 fn send_reply(tx: &mpsc::UnboundedSender<proto::PlayRequest>, reply: proto::DecisionReply) {
@@ -613,7 +494,6 @@ impl Config {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,16 +509,29 @@ mod tests {
     #[test]
     fn refusals_are_fatal_and_breaks_are_not() {
         let refused = classify(&tonic::Status::unauthenticated("unknown bot token"));
-        assert!(matches!(refused, Outcome::Fatal(m) if m == "the referee refused the token: UNAUTHENTICATED: unknown bot token"));
+        assert!(
+            matches!(refused, Outcome::Fatal(m) if m == "the referee refused the token: UNAUTHENTICATED: unknown bot token")
+        );
         assert!(matches!(classify(&tonic::Status::unavailable("gone")), Outcome::Broken(_)));
         assert!(matches!(classify(&tonic::Status::aborted("replaced")), Outcome::Fatal(_)));
     }
 
     #[test]
     fn errors_read_with_their_sources() {
-        let inner = std::io::Error::other("disk full");
-        let outer: BoxError = Box::new(std::io::Error::new(std::io::ErrorKind::Other, inner));
-        assert_eq!(error_text(&*outer), "disk full");
+        #[derive(Debug)]
+        struct Planning(std::io::Error);
+        impl std::fmt::Display for Planning {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("cannot plan")
+            }
+        }
+        impl std::error::Error for Planning {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let outer: BoxError = Box::new(Planning(std::io::Error::other("disk full")));
+        assert_eq!(error_text(&*outer), "cannot plan: disk full");
         let text: BoxError = "no idea".into();
         assert_eq!(error_text(&*text), "no idea");
     }

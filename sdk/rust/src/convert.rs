@@ -170,7 +170,9 @@ fn grid_from_proto(msg: &proto::Grid, index: usize) -> Result<Grid, ProtocolErro
                 return fail(format!("grid {index} slot {pos} is revealed and lacks a value"));
             }
             (Ok(proto::SlotState::Hidden | proto::SlotState::Removed), Some(_)) => {
-                return fail(format!("grid {index} slot {pos} is not revealed and has a value: only revealed slots carry one"));
+                return fail(format!(
+                    "grid {index} slot {pos} is not revealed and has a value: only revealed slots carry one"
+                ));
             }
             _ => {
                 return fail(format!(

@@ -42,7 +42,7 @@ pub mod proto {
 }
 
 pub use address::{Address, parse_address};
-pub use bot::{BoxError, Bot, FnBot, bot_fn};
+pub use bot::{Bot, BoxError, FnBot, bot_fn};
 pub use client::{Client, Error, Stats};
 pub use types::{
     Action, ActionKind, DecisionKind, Event, EventKind, FinalTie, FinisherPenalty, GameResult, GameStart, Grid,

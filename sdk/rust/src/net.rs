@@ -1,13 +1,12 @@
 //! The connection's settings and parts: address, token, TLS, channel options, backoff, stop signals.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hyper_util::rt::TokioIo;
 use tokio::net::UnixStream;
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity, Uri};
 
@@ -52,9 +51,7 @@ impl Settings {
             return Err(Error::Usage("no referee address: set SKYJO_ADDR (HOST:PORT or unix:PATH)".into()));
         }
         if self.token.is_empty() {
-            return Err(Error::Usage(
-                "no bot token: set SKYJO_TOKEN (skyjo-ref serve and match issue tokens)".into(),
-            ));
+            return Err(Error::Usage("no bot token: set SKYJO_TOKEN (skyjo-ref serve and match issue tokens)".into()));
         }
         let address = parse_address(&self.addr).map_err(Error::Usage)?;
         let authorization = MetadataValue::try_from(format!("Bearer {}", self.token))
@@ -144,38 +141,43 @@ pub async fn connect(config: &Config) -> Result<Channel, String> {
     }
 }
 
-/// A future that resolves with the signal's name on SIGTERM or SIGINT, or when the parent process is gone.
-pub fn stop_signals(parent_pid: Option<i32>) -> std::io::Result<Pin<Box<dyn Future<Output = &'static str> + Send>>> {
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    Ok(Box::pin(async move {
-        let parent = async {
-            match parent_pid {
-                Some(pid) => parent::gone(pid).await,
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            () = parent => "the parent process is gone",
-        }
-    }))
-}
-
-/// Exit the process with status 0 unless `done` closes within `deadline` (a thread of its own: it runs even
-/// while the network thread or the bot's thread is stuck).
-pub fn exit_unless_done_within(done: std_mpsc::Receiver<()>, deadline: Duration, why: &'static str) {
+/// Watch for SIGTERM, SIGINT and the parent's death (`parent_pid`) on a thread of its own: the first one
+/// sets `stop`, and the process exits with status 0 unless `done` closes within [`STOP_DEADLINE`] (a
+/// `decide` that never returns). The signals are registered before this returns.
+pub fn watch_stop_signals(
+    parent_pid: Option<i32>,
+    stop: watch::Sender<bool>,
+    done: std_mpsc::Receiver<()>,
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (mut term, mut int) = {
+        let _inside = runtime.enter();
+        (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
+    };
     let watch = move || {
-        if let Err(std_mpsc::RecvTimeoutError::Timeout) = done.recv_timeout(deadline) {
-            log::warn!("{why}: the session did not close within {:.2} s; exiting now", deadline.as_secs_f64());
+        let why = runtime.block_on(async {
+            let parent = async {
+                match parent_pid {
+                    Some(pid) => parent::gone(pid).await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+                () = parent => "the parent process is gone",
+            }
+        });
+        log::info!("{why}: closing the session");
+        let _ = stop.send(true);
+        if let Err(std_mpsc::RecvTimeoutError::Timeout) = done.recv_timeout(STOP_DEADLINE) {
+            log::warn!("{why}: the session did not close within {:.2} s; exiting now", STOP_DEADLINE.as_secs_f64());
             log::logger().flush();
             std::process::exit(0);
         }
     };
-    if std::thread::Builder::new().name("skyjo-bot-deadline".into()).spawn(watch).is_err() {
-        std::process::exit(0); // no thread for the deadline: stop now rather than risk hanging
-    }
+    std::thread::Builder::new().name("skyjo-bot-signals".into()).spawn(watch)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -185,7 +187,8 @@ mod tests {
     #[test]
     fn backoff_doubles_to_five_seconds_with_jitter() {
         let settings = Settings { addr: "127.0.0.1:1".into(), token: "t".repeat(20), ..Settings::from_env() };
-        let settings = Settings { ca_file: String::new(), client_cert: String::new(), client_key: String::new(), ..settings };
+        let settings =
+            Settings { ca_file: String::new(), client_cert: String::new(), client_key: String::new(), ..settings };
         let config = settings.resolve("bot".into(), String::new()).unwrap();
         for (attempt, full_ms) in [(0, 100), (1, 200), (3, 800), (6, 5000), (30, 5000)] {
             let ms = config.backoff(attempt).as_secs_f64() * 1000.0;

@@ -6,7 +6,7 @@
 
 mod strategy;
 
-use skyjo_bot::{Action, BoxError, Bot, View};
+use skyjo_bot::{Action, Bot, BoxError, View};
 
 struct MyBot;
 
