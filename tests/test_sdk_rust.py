@@ -25,9 +25,10 @@ from typing import Any
 
 import pytest
 from file_lock import exclusive
-from sdk_harness import MINIMAL_BOT, ROOT, CuttableProxy, autos, play_match, referee, start_bot
+from sdk_harness import MINIMAL_BOT, RELAXED, ROOT, CuttableProxy, autos, play_match, referee, start_bot
+from skyjo_bot.types import Rules
 from skyjo_ref import records
-from skyjo_ref.match import SeatSpec
+from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.records import replay
 from skyjo_ref.server import ServerTls
 from tls_pki import make_pki, plays, tls_referee
@@ -323,3 +324,44 @@ def test_a_failing_decide_becomes_an_error_reply_with_its_text(examples: Path, f
     strikes = record["meta"]["strikes"]
     assert strikes, "the failure was struck"
     assert any(expected[fault] in json.dumps(strike) for strike in strikes), strikes[:2]
+
+
+@pytest.mark.timeout(1800)
+def test_sigterm_while_decide_blocks_exits_0_after_the_deadline(examples: Path) -> None:
+    async def main() -> None:
+        async with referee() as server:
+            token = server.issue_token("faulty")
+            bot = await start_bot([str(examples / "faulty")], "faulty", token, server.address, {"FAULT": "hang"})
+            seats = (SeatSpec.of_token(token, "faulty"), SeatSpec.of_builtin("greedy"))
+            server.start_match(MatchSpec(seats=seats, rules=Rules(), time_control=RELAXED, games=1, seed="hang"))
+            await bot.wait_for_text("deciding forever")
+            assert await bot.stop(timeout=10) == 0
+        assert "SIGTERM: the session did not close within 0.75 s; exiting now" in bot.text(), bot.text()
+
+    asyncio.run(main())
+
+
+@pytest.mark.timeout(1800)
+def test_the_bot_ends_when_its_parent_dies(rust_bot: Path) -> None:
+    """SKYJO_PARENT_PID: a kill -9 of the process that started the bot ends the bot at once, with status 0."""
+    parent_code = (
+        "import os, signal, subprocess, sys\n"
+        "subprocess.Popen(sys.argv[1:], env={**os.environ, 'SKYJO_PARENT_PID': str(os.getpid())})\n"
+        "signal.pause()\n"
+    )
+
+    async def main() -> str:
+        async with referee() as server:
+            token = server.issue_token("rusty")
+            parent = await start_bot(
+                [sys.executable, "-c", parent_code, *_bot(rust_bot)], "rusty", token, server.address
+            )
+            await parent.wait_for_text("as 'rusty'")  # the bot, through the stderr it shares with its parent
+            parent.proc.kill()
+            assert parent._reader is not None
+            await asyncio.wait_for(parent._reader, 20)  # the shared stderr closes: the bot has exited too
+            return parent.text()
+
+    text = asyncio.run(main())
+    assert "the parent process is gone: closing the session" in text, text
+    assert "played 0 games" in text, text

@@ -1,5 +1,5 @@
-//! A bot whose first decision fails (for the tests): `FAULT=error` returns an error, `FAULT=panic` panics.
-//! Every later decision plays the first legal action.
+//! A bot whose first decision fails (for the tests): `FAULT=error` returns an error, `FAULT=panic` panics,
+//! `FAULT=hang` never returns (it says so on stderr first). Every later decision plays the first legal action.
 
 use skyjo_bot::{Action, Bot, BoxError, View};
 
@@ -14,6 +14,12 @@ impl Bot for Faulty {
         if self.decided == 1 {
             match self.fault.as_str() {
                 "panic" => panic!("on purpose"),
+                "hang" => {
+                    eprintln!("deciding forever");
+                    loop {
+                        std::thread::park(); // a decide that never returns
+                    }
+                }
                 _ => return Err("no idea what to do: the bot gave up".into()),
             }
         }
