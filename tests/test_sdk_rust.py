@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -30,6 +31,7 @@ from skyjo_bot.types import Rules
 from skyjo_ref import records
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.records import replay
+from skyjo_ref.sandbox import Limits, Sandbox, SandboxPlan, classify_exit
 from skyjo_ref.server import ServerTls
 from tls_pki import make_pki, plays, tls_referee
 
@@ -365,3 +367,25 @@ def test_the_bot_ends_when_its_parent_dies(rust_bot: Path) -> None:
     text = asyncio.run(main())
     assert "the parent process is gone: closing the session" in text, text
     assert "played 0 games" in text, text
+
+
+@pytest.mark.timeout(1800)
+def test_a_bot_out_of_memory_is_reported_as_the_memory_limit(examples: Path) -> None:
+    """Under a league's memory limit Rust aborts with 'memory allocation of N bytes failed': the referee's
+    verdict names the limit."""
+    sandbox = Sandbox(Limits(memory_mb=512))
+
+    async def main() -> tuple[int, str]:
+        async with referee() as server:
+            token = server.issue_token("faulty")
+            argv = SandboxPlan(sandbox).wrap([str(examples / "faulty")])
+            bot = await start_bot(argv, "faulty", token, server.address, {"FAULT": "oom"})
+            seats = (SeatSpec.of_token(token, "faulty"), SeatSpec.of_builtin("greedy"))
+            server.start_match(MatchSpec(seats=seats, rules=Rules(), time_control=RELAXED, games=1, seed="oom"))
+            code = await asyncio.wait_for(bot.proc.wait(), 60)
+            await bot.stop()
+            return code, bot.text()
+
+    code, text = asyncio.run(main())
+    assert code == -signal.SIGABRT and "memory allocation of 4294967296 bytes failed" in text, (code, text)
+    assert classify_exit(sandbox, code, text) == "memory limit 512 MB"

@@ -1,5 +1,6 @@
 //! A bot whose first decision fails (for the tests): `FAULT=error` returns an error, `FAULT=panic` panics,
-//! `FAULT=hang` never returns (it says so on stderr first). Every later decision plays the first legal action.
+//! `FAULT=hang` never returns (it says so on stderr first), `FAULT=oom` asks for 4 GiB (under a memory limit
+//! Rust then prints `memory allocation of N bytes failed` and aborts). Every later decision plays the first legal action.
 
 use skyjo_bot::{Action, Bot, BoxError, View};
 
@@ -14,6 +15,10 @@ impl Bot for Faulty {
         if self.decided == 1 {
             match self.fault.as_str() {
                 "panic" => panic!("on purpose"),
+                "oom" => {
+                    let hoard: Vec<u8> = Vec::with_capacity(4 << 30);
+                    std::hint::black_box(&hoard);
+                }
                 "hang" => {
                     eprintln!("deciding forever");
                     loop {
