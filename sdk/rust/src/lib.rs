@@ -22,7 +22,8 @@
 //! The SDK does the whole protocol (docs/writing-a-bot.md): Hello, request ids, events, game after game,
 //! strikes, reconnects with backoff answering a re-sent decision without deciding twice, SIGTERM/SIGINT and
 //! the parent's death, keepalive, TLS, exit codes, logs on stderr. No async code is asked of the bot: the
-//! SDK runs its own tokio runtime on a thread of its own.
+//! SDK runs its own tokio runtime on the thread that calls `run`, and calls the bot there, inline; signals
+//! are watched on a thread of their own.
 
 mod address;
 mod bot;
