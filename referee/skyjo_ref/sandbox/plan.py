@@ -48,7 +48,7 @@ PRLIMIT: Final = "/usr/bin/prlimit"
 #: The exit code of ``python -m skyjo_bot run`` when the bot ran out of memory (see skyjo_bot.__main__).
 SDK_OUT_OF_MEMORY: Final = 3
 
-#: Words in a bot's last lines of output that say an allocation failed (Python, C++, Go, Java, node).
+#: Words in a bot's last lines of output that say an allocation failed (Python, C++, Go, Java, node, Rust).
 _OUT_OF_MEMORY_WORDS: Final = (
     "MemoryError",
     "out of memory",
@@ -56,6 +56,7 @@ _OUT_OF_MEMORY_WORDS: Final = (
     "bad_alloc",
     "OutOfMemoryError",
     "heap out of memory",
+    "memory allocation of",  # Rust: "memory allocation of N bytes failed", then an abort
 )
 
 
