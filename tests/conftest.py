@@ -26,6 +26,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 #: The files that take longest (measured with --durations=0, most first); the others follow in their usual order.
 SLOWEST_FIRST = (
+    "test_sdk_cpp.py",  # cold (a fresh clone): compiles grpc++ stubs and the SDK twice, about 120 s of CPU
     "test_tournament_run.py",
     "test_dask_executor.py",
     "test_dask_match.py",

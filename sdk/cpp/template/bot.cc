@@ -1,6 +1,6 @@
 // __BOT_NAME__: a Skyjo bot on the skyjo-ref C++ SDK (skyjo-sdk/). Build with ./build, then:
 //
-//   skyjo-ref match cmd:build/bot greedy --games 20
+//   skyjo-ref match cmd:out/bot greedy --games 20
 //
 // The SDK connects to the referee (SKYJO_ADDR, SKYJO_TOKEN), says Hello, plays game after game, reconnects,
 // and ends on SIGTERM; you write decide (strategy.h) and, if you like, the hooks below.
