@@ -230,6 +230,7 @@ def test_the_template_bot_connects_plays_and_stops_on_sigterm(cpp_bot: Path) -> 
             seats = [SeatSpec.of_token(token, "cppbot"), SeatSpec.of_builtin("greedy")]
             played = await play_match(server, seats, 3)
             assert bot.proc.returncode is None, "the bot stays up between games"
+            await bot.wait_for_text(f"game {played[-1]['meta']['game_id']} over: totals ")  # GameOver reached it
             assert await bot.stop() == 0
         for record in played:
             replay(record)
@@ -315,21 +316,30 @@ def test_a_throwing_decide_becomes_an_error_reply_with_its_text(sdk_build: tuple
     }
     faulty = str(sdk_build[0] / "faulty")
 
-    async def main() -> dict[str, Any]:
+    async def main() -> tuple[dict[str, Any], str]:
         async with referee() as server:
             token = server.issue_token("faulty")
             bot = await start_bot([faulty], "faulty", token, server.address, {"FAULT": fault})
             seats = [SeatSpec.of_token(token, "faulty"), SeatSpec.of_builtin("greedy")]
             (record,) = await play_match(server, seats, 1)
             assert bot.proc.returncode is None, "a failing decide does not end the bot"
+            await bot.wait_for_text("hooks: ")  # GameOver reaches the bot after the record reaches us
             assert await bot.stop() == 0
             assert "decide threw on decision" in bot.text(), bot.text()[-2000:]
-            return record
+            return record, bot.text()
 
-    record = asyncio.run(main())
+    record, text = asyncio.run(main())
     strikes = record["meta"]["strikes"]
     assert strikes, "the failure was struck"
     assert any(expected[fault] in json.dumps(strike) for strike in strikes), strikes[:2]
+    # the hooks saw the game: one start, the public events, each round's result, each strike with what was played
+    hooks = re.search(r"hooks: game_start 1, events (\d+), round_results (\d+), strikes (\d+), rank \d", text)
+    assert hooks, text[-2000:]
+    assert int(hooks.group(1)) > 0 and int(hooks.group(2)) == len(record["rounds"]), (
+        hooks.group(0),
+        len(record["rounds"]),
+    )
+    assert int(hooks.group(3)) == len(strikes), (hooks.group(0), len(strikes))
 
 
 @pytest.mark.timeout(BUILD_TIMEOUT)

@@ -1,5 +1,6 @@
-// A bot that fails on purpose (FAULT=throw|hang|oom), for the SDK's tests: a throwing decide becomes an error
-// reply and play goes on; a hanging one is still ended by SIGTERM; out of memory under a limit exits 3.
+// A bot that fails on purpose (FAULT=throw|swap99|hang|oom), for the SDK's tests: a throwing decide becomes an
+// error reply and play goes on; a hanging one is still ended by SIGTERM; out of memory under a limit exits 3.
+// Without FAULT it plays the first legal action. At each game's end it writes what its hooks saw.
 #include <skyjo/skyjo.h>
 
 #include <chrono>
@@ -28,6 +29,21 @@ class Faulty : public skyjo::Bot {
     }
     return view.legal_actions.front();
   }
+
+  void on_game_start(const skyjo::GameStart& start) override {
+    ++starts_;
+    seat_ = start.seat;
+  }
+  void on_event(const skyjo::Event& event) override { events_ += event.kind != skyjo::EventKind::Unknown; }
+  void on_round_result(const skyjo::RoundResult&) override { ++rounds_; }
+  void on_strike(const skyjo::Strike& strike) override { strikes_ += strike.played.has_value(); }
+  void on_game_over(const skyjo::GameResult& result) override {
+    std::cerr << "hooks: game_start " << starts_ << ", events " << events_ << ", round_results " << rounds_
+              << ", strikes " << strikes_ << ", rank " << result.ranks.at(static_cast<std::size_t>(seat_)) << std::endl;
+  }
+
+ private:
+  int starts_ = 0, events_ = 0, rounds_ = 0, strikes_ = 0, seat_ = 0;
 };
 
 int main() {

@@ -375,6 +375,9 @@ void Client::handle(const v1::PlayResponse& msg,
       GameResult result = convert::game_result(msg.game_over());
       games_.erase(result.game_id);
       ++games_played_;
+      std::string totals;
+      for (int total : result.totals) totals += (totals.empty() ? "" : " ") + std::to_string(total);
+      log::info("game " + result.game_id + " over: totals " + totals);
       hook("on_game_over", [&] { bot_.on_game_over(result); });
       break;
     }
