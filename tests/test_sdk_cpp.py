@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -407,3 +408,45 @@ def test_a_bot_out_of_memory_exits_3_named_as_the_memory_limit(sdk_build: tuple[
     code, text = asyncio.run(main())
     assert code == 3 and "out of memory (std::bad_alloc in decide) under a memory limit" in text, (code, text)
     assert classify_exit(sandbox, code, text) == "memory limit 512 MB"
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT)
+@pytest.mark.parametrize(
+    ("state", "sig"),
+    [
+        ("connecting", signal.SIGTERM),
+        ("waiting", signal.SIGINT),
+        ("waiting", signal.SIGTERM),
+        ("backing off", signal.SIGTERM),
+    ],
+)
+def test_a_signal_ends_the_bot_with_exit_0_in_every_state(cpp_bot: Path, state: str, sig: signal.Signals) -> None:
+    """Connecting to a referee that accepts TCP and never answers, waiting for a decision, pausing before a
+    reconnect: SIGTERM and SIGINT close the session and the bot exits 0 within seconds."""
+
+    async def main() -> str:
+        async with referee() as server:
+            proxy = CuttableProxy(server.address)
+            await proxy.start()
+            token = server.issue_token("cppbot")
+            if state == "connecting":
+                proxy.hold_new = True
+            elif state == "backing off":
+                await proxy.stop()  # nothing listens there any more: every connection is refused
+            bot = await start_bot(_bot(cpp_bot), "cppbot", token, proxy.address)
+            if state == "connecting":
+                await proxy.wait_connections(1)
+            elif state == "waiting":
+                await bot.wait_for_text("as 'cppbot'")
+            else:
+                await bot.wait_for_text("reconnecting in")
+            bot.proc.send_signal(sig)
+            code = await asyncio.wait_for(bot.proc.wait(), 10)
+            await bot.stop()
+            await proxy.stop()
+            assert code == 0, (code, bot.text())
+            return bot.text()
+
+    text = asyncio.run(main())
+    assert f"{sig.name}: closing the session" in text, text
+    assert "did not close within" not in text, text  # closed cleanly, not by the deadline
