@@ -184,6 +184,8 @@ def test_the_template_plays_a_league_isolated_with_no_strikes(cpp_bot: Path, tmp
         assert record["meta"]["strikes"] == []
         versions = {bot["name"]: bot.get("version") for bot in record["meta"]["bots"]}
         assert versions["cppbot"] == "0.1.0", versions
+    logs = [log.read_text() for log in (tmp_path / "out" / "logs").glob("cppbot*.log")]
+    assert logs and all("connected to unix:" in text for text in logs), logs[:1]  # isolated: no network, a socket
 
 
 def _actions(folder: Path) -> list[list[tuple[int, str, int | None]]]:
