@@ -17,6 +17,7 @@ from typing import Any
 
 from skyjo_bot.types import Rules, TimeControl
 from skyjo_ref.match import MatchSpec, SeatSpec
+from skyjo_ref.newbot import new_bot
 from skyjo_ref.server.server import RefereeServer, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -291,3 +292,23 @@ def check_bot(project: Path, timeout: float = 240) -> dict[str, Any]:
     results: dict[str, Any] = json.loads(report.read_text())
     assert results["ok"] and sum(case["status"] == "pass" for case in results["cases"]) >= 25, results
     return results
+
+
+def new_project(folder: Path, lang: str) -> Path:
+    """The project ``skyjo-ref new-bot FOLDER --lang LANG`` writes (the bot named after FOLDER's last part),
+    written by new-bot itself into a fresh folder beside it, then copied into FOLDER file by file, writing only
+    files whose content changed: a cached build folder (Rust, C++) then rebuilds only what new-bot changed."""
+    staging = folder.parent / ".new-bot" / folder.name
+    shutil.rmtree(staging.parent, ignore_errors=True)
+    new_bot(staging, lang)
+    for path in sorted(staging.rglob("*")):
+        if not path.is_file():
+            continue
+        into = folder / path.relative_to(staging)
+        data = path.read_bytes()
+        if not into.is_file() or into.read_bytes() != data:
+            into.parent.mkdir(parents=True, exist_ok=True)
+            into.write_bytes(data)
+        into.chmod(path.stat().st_mode)
+    shutil.rmtree(staging.parent, ignore_errors=True)
+    return folder

@@ -25,7 +25,18 @@ from typing import Any
 
 import pytest
 from file_lock import exclusive
-from sdk_harness import MINIMAL_BOT, RELAXED, ROOT, CuttableProxy, autos, play_match, referee, start_bot
+from sdk_harness import (
+    MINIMAL_BOT,
+    RELAXED,
+    ROOT,
+    CuttableProxy,
+    autos,
+    check_bot,
+    new_project,
+    play_match,
+    referee,
+    start_bot,
+)
 from skyjo_bot.types import Rules
 from skyjo_ref import records
 from skyjo_ref.match import MatchSpec, SeatSpec
@@ -87,12 +98,9 @@ def _sync(source: Path, target: Path, name: str, exclude: frozenset[str] = froze
 
 
 def new_cpp_bot(folder: Path, name: str) -> Path:
-    """The project `skyjo-ref new-bot FOLDER --lang cpp` writes: the template with the name filled in, and the
-    SDK (less what template.json excludes) in FOLDER/skyjo-sdk."""
-    exclude = frozenset(json.loads((SDK / "template.json").read_text())["exclude"])
-    _sync(TEMPLATE, folder, name)
-    _sync(SDK, folder / "skyjo-sdk", name, exclude)
-    return folder
+    """The project `skyjo-ref new-bot FOLDER --lang cpp` writes (FOLDER's last part is the bot's name)."""
+    assert folder.name == name
+    return new_project(folder, "cpp")
 
 
 @pytest.fixture(scope="module")
@@ -452,3 +460,9 @@ def test_a_signal_ends_the_bot_with_exit_0_in_every_state(cpp_bot: Path, state: 
     text = asyncio.run(main())
     assert f"{sig.name}: closing the session" in text, text
     assert "did not close within" not in text, text  # closed cleanly, not by the deadline
+
+
+@pytest.mark.timeout(300)
+def test_the_template_passes_check_bot_as_its_league_runs_it(cpp_bot: Path) -> None:
+    """The README's `skyjo-ref check-bot DIR/league.yaml --bot NAME`: every case passes."""
+    check_bot(cpp_bot)

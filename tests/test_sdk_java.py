@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+from sdk_harness import check_bot, new_project
 from skyjo_ref.server import ServerTls
 from tls_pki import make_pki, plays, tls_referee
 
@@ -35,23 +36,8 @@ def template_command() -> str:
 
 
 def copy_template(folder: Path, name: str) -> Path:
-    """What `skyjo-ref new-bot DIR --lang java` writes: the template, with the SDK (less what template.json
-    excludes) in DIR/skyjo-sdk and __BOT_NAME__ replaced."""
-    exclude = set(json.loads((SDK / "template.json").read_text())["exclude"])
-    target = folder / name
-    shutil.copytree(SDK / "template", target)
-
-    def ignored(directory: str, names: list[str]) -> set[str]:
-        relative = Path(directory).relative_to(SDK)
-        return {n for n in names if (relative / n).as_posix().removeprefix("./") in exclude}
-
-    shutil.copytree(SDK, target / "skyjo-sdk", ignore=ignored)
-    for path in target.rglob("*"):
-        if path.is_file() and path.suffix in {".xml", ".java", ".md", ""}:
-            text = path.read_text()
-            if "__BOT_NAME__" in text:
-                path.write_text(text.replace("__BOT_NAME__", name))
-    return target
+    """What `skyjo-ref new-bot DIR --lang java` writes, DIR = folder/name."""
+    return new_project(folder / name, "java")
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +190,9 @@ def test_plays_over_mutual_tls_with_skyjo_ca_file(java_bot: Path, tmp_path_facto
     missing = {"SKYJO_ADDR": "127.0.0.1:1", "SKYJO_TOKEN": "x" * 24, "SKYJO_CA_FILE": str(pki.ca.parent / "none.pem")}
     done = subprocess.run(bot_argv(java_bot), env=missing, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "SKYJO_CA_FILE" in done.stderr, done.stderr
+
+
+@pytest.mark.timeout(300)
+def test_the_template_passes_check_bot_as_its_league_runs_it(java_bot: Path) -> None:
+    """The README's `skyjo-ref check-bot DIR/league.yaml --bot NAME`: every case passes."""
+    check_bot(java_bot)

@@ -26,7 +26,18 @@ from typing import Any
 
 import pytest
 from file_lock import exclusive
-from sdk_harness import MINIMAL_BOT, RELAXED, ROOT, CuttableProxy, autos, play_match, referee, start_bot
+from sdk_harness import (
+    MINIMAL_BOT,
+    RELAXED,
+    ROOT,
+    CuttableProxy,
+    autos,
+    check_bot,
+    new_project,
+    play_match,
+    referee,
+    start_bot,
+)
 from skyjo_bot.types import Rules
 from skyjo_ref import records
 from skyjo_ref.match import MatchSpec, SeatSpec
@@ -70,19 +81,9 @@ def _cargo(env: dict[str, str], lock: Path, args: list[str], cwd: Path, timeout:
 
 
 def new_rust_bot(folder: Path, name: str) -> Path:
-    """The project `skyjo-ref new-bot FOLDER --lang rust` writes: the template with the name filled in, and
-    the SDK (less what template.json excludes) in FOLDER/skyjo-sdk."""
-    exclude = set(json.loads((SDK / "template.json").read_text())["exclude"])
-    shutil.copytree(TEMPLATE, folder)
-    for path in sorted(folder.rglob("*"), reverse=True):
-        if path.is_file():
-            text = path.read_text()
-            if PLACEHOLDER in text:
-                path.write_text(text.replace(PLACEHOLDER, name))
-        if PLACEHOLDER in path.name:
-            path.rename(path.with_name(path.name.replace(PLACEHOLDER, name)))
-    shutil.copytree(SDK, folder / "skyjo-sdk", ignore=lambda _dir, names: [n for n in names if n in exclude])
-    return folder
+    """The project `skyjo-ref new-bot FOLDER --lang rust` writes (FOLDER's last part is the bot's name)."""
+    assert folder.name == name
+    return new_project(folder, "rust")
 
 
 @pytest.fixture(scope="module")
@@ -389,3 +390,9 @@ def test_a_bot_out_of_memory_is_reported_as_the_memory_limit(examples: Path) -> 
     code, text = asyncio.run(main())
     assert code == -signal.SIGABRT and "memory allocation of 4294967296 bytes failed" in text, (code, text)
     assert classify_exit(sandbox, code, text) == "memory limit 512 MB"
+
+
+@pytest.mark.timeout(300)
+def test_the_template_passes_check_bot_as_its_league_runs_it(rust_bot: Path) -> None:
+    """The README's `skyjo-ref check-bot DIR/league.yaml --bot NAME`: every case passes."""
+    check_bot(rust_bot)
