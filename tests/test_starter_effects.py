@@ -116,3 +116,26 @@ def test_a_tournament_reports_its_starter_effects(tmp_path: Path) -> None:
         for game in store.games():
             record = store.record(game.ref)
             assert record is not None and game.starters == tuple(rulebook_starters(record))
+
+
+def test_a_fit_that_does_not_converge_shows_no_elo_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault injected into the solver: the tables say the fit did not converge instead of showing a guess."""
+    from skyjo_ref.stats import plackett_luce
+    from skyjo_ref.stats.newton import NotConverged
+    from skyjo_ref.tournament.store import SeatResult
+    from skyjo_ref.tournament.tables import compute
+
+    def stuck(*args: object, **kwargs: object) -> list[float]:
+        raise NotConverged("the Plackett-Luce fit did not converge in 100 Newton steps")
+
+    monkeypatch.setattr(plackett_luce, "maximise", stuck)
+    games = [
+        StoredGame(
+            GameId(("a", "b"), deal, r), tuple(SeatResult(bot, 10, 1 + (bot == "b"), 0, False, (10,)) for bot in "ab")
+        )
+        for deal in range(3)
+        for r in range(2)
+    ]
+    tables = compute(games, bootstrap=0)
+    assert all(row.elo is None for row in tables.rows) and tables.games == 6
+    assert any("did not converge" in note and "no Elo is shown" in note for note in tables.notes)

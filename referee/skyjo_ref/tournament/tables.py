@@ -17,6 +17,7 @@ from skyjo_ref.execution.types import GameId
 from skyjo_ref.stats import bradley_terry, plackett_luce
 from skyjo_ref.stats.bootstrap import MIN_UNITS
 from skyjo_ref.stats.clustered import ClusteredMean, clustered_mean
+from skyjo_ref.stats.newton import NotConverged
 from skyjo_ref.tournament.store import StoredGame
 
 JSON_FORMAT: Final = "skyjo-tournament-tables/1"
@@ -375,14 +376,18 @@ def compute(
         tables = plackett_luce.order_data(orders, played)
         units = len(tables.blocks)
     if len(played) >= 2:
-        if model == "bradley-terry":
-            ratings = bradley_terry.rate(
-                pairs, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
-            )
-        else:
-            ratings = plackett_luce.rate(
-                tables, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
-            )
+        try:
+            if model == "bradley-terry":
+                ratings = bradley_terry.rate(
+                    pairs, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+                )
+            else:
+                ratings = plackett_luce.rate(
+                    tables, used_anchor, anchor_elo, samples=bootstrap, seed=interval_seed, prior=PRIOR, method=interval
+                )
+        except NotConverged as exc:  # never a guess shown as a rating: no Elo, and why (the games are all kept)
+            notes.append(f"{exc}: no Elo is shown; the games and their results are kept")
+            ratings = []
         for rating in ratings:
             row = rows[rating.name]
             row.elo, row.elo_low, row.elo_high = rating.elo, finite(rating.low), finite(rating.high)
