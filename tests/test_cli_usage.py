@@ -77,3 +77,39 @@ def test_play_s_closing_replay_command_is_one_pasteable_line(tmp_path: Path, ter
     assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
     record = records / "game-00001.json"
     assert f"Game record: {record} (skyjo-ref replay {record})" in out.splitlines()
+
+
+def test_the_root_lists_every_command_with_its_own_help_line() -> None:
+    """The root's table (what `skyjo-ref --help` shows without importing the commands) equals what the command
+    modules register: every command, and each one's own first help line."""
+    import importlib
+
+    import typer
+    from skyjo_ref.cli.app import COMMANDS, load_command
+
+    registered: set[str] = set()
+    for module in {module for module, _ in COMMANDS.values()}:
+        own = typer.Typer()
+        importlib.import_module(f"skyjo_ref.cli.{module}").register(own)
+        registered |= set(typer.main.get_group(own).commands)
+    assert registered == set(COMMANDS)
+    for name, (_, line) in COMMANDS.items():
+        command = load_command(name)
+        assert (command.help or "").split("\n\n")[0].replace("\n", " ").strip() == line, name
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_the_roots_help_and_version_import_no_command(argv: list[str]) -> None:
+    """`skyjo-ref --help` and `--version` print from the root alone: no gRPC, no referee, no command module."""
+    probe = (
+        "import sys\n"
+        "from skyjo_ref.cli.entry import main\n"
+        f"sys.argv = ['skyjo-ref', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = [m for m in sys.modules if m == 'grpc' or m.startswith(('skyjo_ref.server', 'skyjo_ref.cli.'))]\n"
+        "print('LOADED', sorted(m for m in loaded if m not in ('skyjo_ref.cli.app', 'skyjo_ref.cli.entry', "
+        "'skyjo_ref.cli.errors')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "LOADED []", done.stdout[-2000:]

@@ -65,6 +65,13 @@ class _OneLineUsageErrors(typer.core.TyperGroup):
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """A stand-in that loads the command when used (:class:`_LazyCommand`): the root's help imports nothing."""
+        return _LazyCommand(cmd_name) if cmd_name in COMMANDS else None
+
     def invoke(self, ctx: Any) -> Any:
         """Run the command; Ctrl-C (or SIGTERM, cli/entry.py) that the command did not handle itself is one
         line and exit 130 (Typer would turn it into a silent exit 130)."""
@@ -104,26 +111,69 @@ def root(
     errors.DEBUG = debug
 
 
-def _register_commands() -> None:
-    # Each command module adds its commands to ``app``; add a module's name here.
+#: Every command: the module that registers it (``register(app)``) and the line the root's --help shows for it.
+#: The root loads a command's module only when that command runs (or prints its own help): ``skyjo-ref --help``
+#: and ``--version`` import neither gRPC nor the referee. tests/test_cli_usage.py keeps each line equal to the
+#: command's own help, and the table equal to what the modules register.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "tournament": (
+        "tournament_cmd",
+        "Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped).",
+    ),
+    "ratings": ("tournament_cmd", "Print a tournament's tables from its results store, without playing."),
+    "match": ("match_cmd", "Play games between bots (seats rotate over duplicate deals) and summarise who is better."),
+    "play": ("play_cmd", "Play against bots in the terminal: you take a seat on the referee like any bot."),
+    "replay": (
+        "replay_cmd",
+        "Show a game record (skyjo-game/1), step through it, --check records, or write its --html viewer.",
+    ),
+    "serve": (
+        "serve_cmd",
+        "Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it.",
+    ),
+    "gate": (
+        "gate_cmd",
+        "Is CANDIDATE better than (or as good as) BASELINE? A sequential test that stops when the evidence is enough.",
+    ),
+    "merge": (
+        "merge_cmd",
+        "Merge shard stores (and their game records) into OUT; a game stored in two shards is kept once.",
+    ),
+    "report": (
+        "report_cmd",
+        "Write one offline HTML page: leaderboard, head-to-head, rating history, per bot, gate, game viewer.",
+    ),
+    "check-bot": (
+        "checkbot_cmd",
+        "Check a bot against the protocol's rules before it plays: exit 0 when every case passes (or "
+        "fails as listed in --expect-fail), 1 when one does not, 2 on bad usage.",
+    ),
+    "new-bot": (
+        "newbot_cmd",
+        "Write a ready bot project: the reference strategy, a build script, a README and a league to play it in.",
+    ),
+}
+
+
+def load_command(name: str) -> Any:
+    """The real (click) command ``name``, its module imported and registered on a Typer app of its own."""
     import importlib
 
-    for name in (
-        "tournament_cmd",
-        "match_cmd",
-        "play_cmd",
-        "replay_cmd",
-        "serve_cmd",
-        "gate_cmd",
-        "merge_cmd",
-        "report_cmd",
-        "checkbot_cmd",
-        "newbot_cmd",
-    ):
-        importlib.import_module(f"skyjo_ref.cli.{name}").register(app)
+    module, _ = COMMANDS[name]
+    own = typer.Typer(add_completion=False)
+    importlib.import_module(f"skyjo_ref.cli.{module}").register(own)
+    return typer.main.get_group(own).commands[name]
 
 
-_register_commands()
+class _LazyCommand(typer.core.TyperCommand):
+    """A command the root lists by its name and help line, and loads (:func:`load_command`) when it is used."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, help=COMMANDS[name][1], short_help=COMMANDS[name][1])
+        self.rich_help_panel = None
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        return load_command(self.name or "").make_context(info_name, args, parent=parent, **extra)
 
 
 def main() -> None:
