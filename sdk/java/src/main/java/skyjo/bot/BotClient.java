@@ -428,7 +428,10 @@ public final class BotClient {
         try {
             if (msg.getMessageCase() == PlayResponse.MessageCase.DECISION) {
                 DecisionRequest request = msg.getDecision();
-                session.latestRequest = Math.max(session.latestRequest, request.getRequestId());
+                // request ids are uint64: compared unsigned (an id past 2^63 is a negative long)
+                if (Long.compareUnsigned(request.getRequestId(), session.latestRequest) > 0) {
+                    session.latestRequest = request.getRequestId();
+                }
                 answer(request, session);
             } else {
                 handle(msg, session.struck);
@@ -539,7 +542,7 @@ public final class BotClient {
         } else {
             LOG.info("decision " + rid + " came again (a reconnect): answering it as before");
         }
-        if (session.struck.contains(rid) || rid < session.latestRequest) {
+        if (session.struck.contains(rid) || Long.compareUnsigned(rid, session.latestRequest) < 0) {
             LOG.warning("decision " + rid + " came too late (the referee moved on); not sent");
             return;
         }
