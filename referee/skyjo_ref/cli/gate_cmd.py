@@ -313,14 +313,19 @@ def gate(
             f"interrupted: finished games are kept in {folder}; run the same command to go on", highlight=False
         )
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
-    exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED) if shard is None else EXIT_ACCEPTED
+    raise typer.Exit(_exit_code(result, report, store, fail_kinds, sharded=shard is not None, stderr=stderr))
+
+
+def _exit_code(result: Any, report: _Report, store: Store, fail_kinds: Any, *, sharded: bool, stderr: Console) -> int:
+    """The verdict's exit code (a shard's 0 once its part is done), --fail-on's when a bot faulted; reported."""
+    exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED) if not sharded else EXIT_ACCEPTED
     report.failed = fail_message(incidents(store), fail_kinds)
     if report.failed is not None:
         stderr.print(f"error: {report.failed}", highlight=False, markup=False)
         if exit_code == EXIT_ACCEPTED:  # a rejection (1) or no verdict (4) fails the job already: kept
             exit_code = errors.EXIT_FAIL_ON
     report.finish(result.played, None, exit_code)
-    raise typer.Exit(exit_code)
+    return exit_code
 
 
 def _check_table(players: int, field: bool, hypotheses: Hypotheses, luck_adjust: bool, max_games: int) -> None:
