@@ -7,11 +7,9 @@ from pathlib import Path
 import pytest
 import typer
 from skyjo_ref.cli import errors
-from skyjo_ref.cli.app import app
+from skyjo_ref.cli.app import app, load_command
 from test_tournament_run import write_config
 from typer.testing import CliRunner
-
-COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
 
 #: Each shared option and the commands that take it.
 SHARED = {
@@ -29,7 +27,7 @@ SHARED = {
 
 
 def _option(command: str, flag: str) -> typer.core.TyperOption:
-    found = [p for p in COMMANDS[command].params if isinstance(p, typer.core.TyperOption) and flag in p.opts]
+    found = [p for p in load_command(command).params if isinstance(p, typer.core.TyperOption) and flag in p.opts]
     assert len(found) == 1, f"{command} has no {flag}"
     return found[0]
 
