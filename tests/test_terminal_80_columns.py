@@ -40,3 +40,19 @@ def test_the_elo_table_reads_whole_at_80_columns(tmp_path: Path) -> None:
     versions = screen.text[screen.text.index("versions") :]
     for bot in wanted:  # the version column gave way: each bot's version is beneath the table
         assert re.search(rf"{bot['name']} builtin:\w+@", versions), versions
+
+
+#: A frame of the gate's live line: the numbers whole, as the full line prints them.
+LIVE_LINE = re.compile(r"\d+ games .*LLR -?\d+\.\d\d \(-?\d+\.\d\d, ?-?\d+\.\d\d\) +Elo -?\d+\.\d ?\+/- ?\d+\.\d\b")
+
+
+def test_the_gate_s_live_line_fits_80_columns_with_every_number_whole(tmp_path: Path) -> None:
+    screen = run_in_terminal("gate", "greedy", "random", "--players-per-game", "3", "--max-games", "60", cwd=tmp_path)
+    assert screen.code in (0, 1, 4), screen.text
+    # Live redraws its line in place: each frame ends where the cursor moves or the line is erased
+    frames = [f for f in re.split(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n", screen.raw) if "LLR" in f and "Verdict" not in f]
+    live = [f for f in frames if not f.startswith("LLR:")]  # the final lines ("LLR: 2.9 (97.9%) ...") are apart
+    assert live, screen.text
+    for frame in live:
+        assert len(frame) <= 80, frame
+        assert LIVE_LINE.search(frame), frame
