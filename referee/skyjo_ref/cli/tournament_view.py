@@ -85,7 +85,7 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False, widt
     model = MODEL_NAMES.get(tables.model, tables.model)
     caption = None if live else f"{model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     columns = _elo_columns(tables, live)
-    shown = [name for name in _ELO_PRIORITY if name in columns]
+    shown: list[str] = [name for name in _ELO_PRIORITY if name in columns]
     measure = Console(width=10**4, color_system=None, file=io.StringIO())
     while width is not None and len(shown) > 2:
         if measure.measure(_elo_grid(title, None, columns, shown)).maximum <= width:
