@@ -194,7 +194,7 @@ def _kind(expr: ast.expr, names: _Names, sdk: set[str], attr: str) -> str:
         while isinstance(root, ast.Attribute):
             root = root.value
         if isinstance(root, ast.Name) and root.id in names.sdk_modules:
-            return "sdk" if expr.attr == attr and root is expr.value else "other"
+            return "sdk" if expr.attr == attr else "other"  # skyjo_bot.Bot, skyjo_bot.bot.Bot
         return "other" if isinstance(root, ast.Name) and root.id in names.harmless else "unknown"
     return "unknown"
 
