@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -60,7 +61,8 @@ def test_long_lines_are_not_wrapped_at_80_columns_off_a_terminal(tmp_path: Path)
     )
     done = _run("tournament", "league.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert any(line.endswith(f"results in {folder}") for line in done.stderr.splitlines()), done.stderr
+    lines = done.stderr.splitlines()
+    assert any(a.endswith("results in:") and b == str(folder) for a, b in itertools.pairwise(lines)), done.stderr
     missing = _run("tournament", str(folder / "league.yaml"))
     assert missing.returncode == 2
     assert len(missing.stderr.splitlines()) == 1 and str(folder) in missing.stderr, missing.stderr
