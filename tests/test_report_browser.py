@@ -1142,3 +1142,29 @@ def test_without_javascript_no_dead_controls_and_the_crosstable_is_a_plain_table
     assert page.locator("#h2h-grid td.cell").count() == len(expected)
     watch.check()
     page.close()
+
+
+def test_every_heatmap_shade_keeps_its_text_at_4_5_to_1(browser: Browser, run: Path) -> None:
+    """Every score from 0/20 to 20/20, significant and not, drawn in the page's own heatmap: text contrast >= 4.5."""
+    page, watch = open_page(browser, run / "report.html")
+    worst = page.evaluate(
+        """() => {
+          const r = window.skyjoReport, n = r.data.bots.length, seen = [];
+          const rgb = (t) => t.slice(t.indexOf("(") + 1, t.indexOf(")")).split(",").slice(0, 3).map(Number);
+          const lin = (v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+          const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+          for (const p of [0.001, 0.5]) for (let won = 0; won <= 20; won++) {
+            for (let i = 0; i < n; i++) {
+              for (let j = 0; j < n; j++) if (i !== j) r.data.h2h[i][j] = [20, won, 0, 20 - won, p];
+            }
+            r.renderHeadToHead();
+            const c = document.querySelector("#h2h-grid td.cell"), s = getComputedStyle(c);
+            const [a, b] = [lum(rgb(s.backgroundColor)), lum(rgb(s.color))].sort((x, y) => y - x);
+            seen.push([(a + 0.05) / (b + 0.05), won, p, s.backgroundColor]);
+          }
+          return seen.sort((x, y) => x[0] - y[0])[0];
+        }"""
+    )
+    assert worst[0] >= 4.5, worst
+    watch.check()
+    page.close()

@@ -833,5 +833,5 @@
   };
   openFromHash();
   window.addEventListener("hashchange", openFromHash);
-  window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA };
+  window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA, renderHeadToHead: renderHeadToHead };
 })();
