@@ -984,7 +984,7 @@ def test_axe_core_finds_no_accessibility_violation(
     faults_run: tuple[Path, dict[str, Any]],
     width: int,
 ) -> None:
-    """axe-core (tests/browser, installed by scripts/install-test-deps) on five reports, a game open in the viewer."""
+    """axe-core (tests/browser, installed by scripts/install-test-deps) on six pages, a game open in the viewer."""
     if not AXE.exists():
         pytest.fail("axe-core is not installed: run scripts/install-test-deps (npm ci in tests/browser)")
     axe = AXE.read_text(encoding="utf-8")
@@ -1001,11 +1001,14 @@ def test_axe_core_finds_no_accessibility_violation(
         page = browser.new_page(viewport={"width": width, "height": 900})
         watch = Watch(page)
         page.goto(path.as_uri())
-        if page.locator("#games-table button.open").count():
-            page.locator("#games-table button.open").first.click()
+        if page.locator("#games-table button.open").count():  # a game the page carries
+            page.locator("#games-table button.open", has_text="view").first.click()
         page.locator("#v-where").wait_for()
         page.add_script_tag(content=axe)
-        result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+        # the 40-bot heatmap's 1,560 cells cost axe 15 s a width: their every shade is measured by
+        # test_every_heatmap_shade_keeps_its_text_at_4_5_to_1, and the other reports' cells are checked here
+        context = "{exclude: [['#h2h-grid td.cell']]}" if name == "40 bots" else "document"
+        result = page.evaluate(f"() => axe.run({context}, {{resultTypes: ['violations']}})")
         found[name] = [
             f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]} "
             f"[{len(v['nodes'])} nodes] {v['nodes'][0].get('failureSummary', '')[:200]}"
