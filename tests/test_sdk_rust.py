@@ -10,8 +10,9 @@ only relinks. The release profile is the template's own (its `build` script runs
 (CARGO_PROFILE_RELEASE_OPT_LEVEL=0). Most of a cold build's CPU is LLVM optimising tonic, tokio, rustls and
 ring; what these tests check (it compiles, it plays every move the reference plays, the protocol's duties,
 check-bot) does not depend on it, and the profile's other settings (no debug assertions, no overflow
-checks, panics that unwind, stripped debug info) stay those a user's build has. The tests fail (never skip) when cargo is missing: scripts/install-test-deps says how to
-get it and prefetches the crates (`cargo fetch --locked`).
+checks, panics that unwind, stripped debug info) stay those a user's build has.
+The tests fail (never skip) when cargo is missing: scripts/install-test-deps says how to get it and
+prefetches the crates (`cargo fetch --locked`).
 """
 
 from __future__ import annotations
