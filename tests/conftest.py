@@ -26,7 +26,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 #: The files that take longest (measured with --durations=0, most first); the others follow in their usual order.
 SLOWEST_FIRST = (
-    "test_sdk_rust.py",  # cold (a fresh clone): compiles tonic & co. once, about 235 s of CPU
+    "test_sdk_rust.py",  # cold (a fresh clone): compiles tonic & co. once at opt-level 0, about 105 s of CPU
     "test_sdk_cpp.py",  # cold (a fresh clone): compiles grpc++ stubs and the SDK twice, about 120 s of CPU
     "test_tournament_run.py",
     "test_check_bot.py",  # about 4 min on one loaded worker: 2 full check-bot runs, 10 fault runs (little CPU)

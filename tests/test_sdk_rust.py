@@ -5,8 +5,14 @@ referee, and identical play with the Python reference bot (examples/python/minim
 Every cargo command of this file shares one target folder in pytest's cache (CARGO_TARGET_DIR, under a
 file lock) and builds the release profile: the SDK's tests, its examples and the template bot reuse the
 same compiled dependencies (tonic, prost, tokio, rustls), so a cold run compiles them once and a warm run
-only relinks. The tests fail (never skip) when cargo is missing: scripts/install-test-deps says how to
-get it and prefetches the crates (`cargo fetch --locked`).
+only relinks. The release profile is the template's own (its `build` script runs `cargo build --release
+--locked` unchanged) but for one setting the tests override with cargo's environment: no optimisation
+(CARGO_PROFILE_RELEASE_OPT_LEVEL=0). Most of a cold build's CPU is LLVM optimising tonic, tokio, rustls and
+ring; what these tests check (it compiles, it plays every move the reference plays, the protocol's duties,
+check-bot) does not depend on it, and the profile's other settings (no debug assertions, no overflow
+checks, panics that unwind, stripped debug info) stay those a user's build has.
+The tests fail (never skip) when cargo is missing: scripts/install-test-deps says how to get it and
+prefetches the crates (`cargo fetch --locked`).
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ def cargo_env(pytestconfig: pytest.Config) -> Iterator[tuple[dict[str, str], Pat
         "PATH": f"{Path(cargo).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "CARGO_TARGET_DIR": str(work / "target"),
         "CARGO_TERM_COLOR": "never",
+        "CARGO_PROFILE_RELEASE_OPT_LEVEL": "0",  # the compile's CPU, not the bot's speed (the docstring says why)
     }
     env.pop("RUSTFLAGS", None)  # the same flags for every build here, or nothing is shared
     yield env, work / "build.lock"
