@@ -22,7 +22,6 @@ KNOWN_LONG = {
     ("tournament/config.py", "parse_config"),
     ("tournament/config.py", "_bot"),
     ("tournament/runner.py", "run"),
-    ("tournament/tables.py", "compute"),
 }
 
 
