@@ -602,11 +602,7 @@ class TableEncoder:
         value is read, from ``game.hand``, once no later event placed it.
         """
         if events is not self._events:
-            if events is None:
-                raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
-            self._events = events
-            self._seen = len(events)
-            self._resync(game)
+            self._start_events(game, events)
             return
         mv = self._mv
         u = _UNSEEN_BASE
@@ -618,20 +614,23 @@ class TableEncoder:
         self._seen = len(events)
         for event in fresh:
             kind = event[0]
-            if kind is _EV_SWAP:
-                at = starts[event[1]]
+            if kind is _EV_SWAP or kind is _EV_DISCARD:  # the card in hand is placed: on the grid, or discarded
                 value = event[3]
-                old = event[4]
-                p = at + 3 * event[2]
-                if mv[p]:  # a hidden card leaves for the discard pile: now seen
-                    mv[p] = 0.0
-                    mv[at + _HIDDEN_COUNT_AT] -= 1
-                    mv[u + old] -= 1
-                    mv[at + _REVEALED_SUM_AT] += value
-                else:  # a revealed card moves to the discard pile: still seen
-                    mv[at + _REVEALED_SUM_AT] += value - old
-                mv[p + 2] = value
-                if held == value:  # the card in hand goes to the grid: counted as seen already
+                if kind is _EV_SWAP:
+                    at = starts[event[1]]
+                    top = event[4]  # the grid's card the swap sends to the discard pile
+                    p = at + 3 * event[2]
+                    if mv[p]:  # a hidden card leaves for the discard pile: now seen
+                        mv[p] = 0.0
+                        mv[at + _HIDDEN_COUNT_AT] -= 1
+                        mv[u + top] -= 1
+                        mv[at + _REVEALED_SUM_AT] += value
+                    else:  # a revealed card moves to the discard pile: still seen
+                        mv[at + _REVEALED_SUM_AT] += value - top
+                    mv[p + 2] = value
+                else:
+                    top = value
+                if held == value:  # the card in hand leaves it: counted as seen already
                     held = None
                 else:
                     mv[u + value] -= 1
@@ -639,9 +638,9 @@ class TableEncoder:
                 mv[_HAS_HAND] = 0.0
                 mv[_HAND] = 0.0
                 mv[_HAS_DISCARD] = 1.0
-                mv[_DISCARD_TOP] = old
+                mv[_DISCARD_TOP] = top
                 mv[_DISCARD_SIZE] += 1
-                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # the next turn's decision
+                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # the next turn's decision (after a discard: a reveal first)
                 mv[_DECISION_SWAP_OR_REVEAL] = 0.0
                 mv[_DECISION_SWAP_AFTER_TAKE] = 0.0
             elif kind is _EV_DRAW:
@@ -654,11 +653,8 @@ class TableEncoder:
                 discard = game.discard
                 mv[_HAS_HAND] = 1.0
                 mv[_HAND] = value
-                if discard:
-                    mv[_DISCARD_TOP] = discard[-1]
-                else:
-                    mv[_HAS_DISCARD] = 0.0
-                    mv[_DISCARD_TOP] = 0.0
+                mv[_HAS_DISCARD] = 1.0 if discard else 0.0
+                mv[_DISCARD_TOP] = discard[-1] if discard else 0.0
                 mv[_DISCARD_SIZE] -= 1
                 mv[_DECISION_DRAW_OR_TAKE] = 0.0
                 mv[_DECISION_SWAP_AFTER_TAKE] = 1.0
@@ -671,38 +667,7 @@ class TableEncoder:
                 mv[at + _HIDDEN_COUNT_AT] -= 1
                 mv[at + _REVEALED_SUM_AT] += value
                 mv[u + value] -= 1
-            elif kind is _EV_DISCARD:
-                value = event[3]
-                if held == value:  # the drawn card goes to the discard pile: counted as seen already
-                    held = None
-                else:
-                    mv[u + value] -= 1
-                drawn = False
-                mv[_HAS_HAND] = 0.0
-                mv[_HAND] = 0.0
-                mv[_HAS_DISCARD] = 1.0
-                mv[_DISCARD_TOP] = value
-                mv[_DISCARD_SIZE] += 1
-                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # a reveal follows, then the next turn
-                mv[_DECISION_SWAP_OR_REVEAL] = 0.0
-            elif kind is _EV_COLUMN_CLEARED:
-                at = starts[event[1]]
-                value = event[3]
-                p = at + 3 * event[2]
-                for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
-                    mv[q + 1] = 1.0
-                    mv[q + 2] = 0.0
-                mv[at + _REVEALED_SUM_AT] -= 3 * value
-                mv[_HAS_DISCARD] = 1.0
-                mv[_DISCARD_TOP] = value
-                mv[_DISCARD_SIZE] += 3
-            elif kind is _EV_TURNS_START:
-                mv[_DECISION_OPENING_REVEAL] = 0.0
-                mv[_DECISION_DRAW_OR_TAKE] = 1.0
-                self._write_seats(game)
-            elif kind is _EV_ROUND_FINISHING:
-                self._write_seats(game)
-            elif kind in _EV_RESYNC:
+            elif self._round_event(game, event):
                 resync = True
         if resync:
             self._resync(game)
@@ -714,6 +679,38 @@ class TableEncoder:
             mv[_HAND] = held
             mv[u + held] -= 1
         self._hand = held
+
+    def _start_events(self, game: Game, events: list[Event] | None) -> None:
+        """Follow a new events list (a new game's): read the whole table."""
+        if events is None:
+            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+        self._events = events
+        self._seen = len(events)
+        self._resync(game)
+
+    def _round_event(self, game: Game, event: tuple[Any, ...]) -> bool:
+        """An event at most a few times a round (a column cleared, the turns' start, the last turns, a new
+        deal...); True when it asks for the whole table to be read again."""
+        kind = event[0]
+        mv = self._mv
+        if kind is _EV_COLUMN_CLEARED:
+            at = self._grid_starts[event[1]]
+            value = event[3]
+            p = at + 3 * event[2]
+            for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
+                mv[q + 1] = 1.0
+                mv[q + 2] = 0.0
+            mv[at + _REVEALED_SUM_AT] -= 3 * value
+            mv[_HAS_DISCARD] = 1.0
+            mv[_DISCARD_TOP] = value
+            mv[_DISCARD_SIZE] += 3
+        elif kind is _EV_TURNS_START:
+            mv[_DECISION_OPENING_REVEAL] = 0.0
+            mv[_DECISION_DRAW_OR_TAKE] = 1.0
+            self._write_seats(game)
+        elif kind is _EV_ROUND_FINISHING:
+            self._write_seats(game)
+        return kind in _EV_RESYNC
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
         """``seat``'s observation vector now (a fresh array); :meth:`SkyjoEnv.observe` does the same inline."""
