@@ -16,7 +16,6 @@ LIMIT = 80
 #: Still longer than LIMIT (path relative to skyjo_ref/, function): config.py is being changed by other work;
 #: _catch_up is the observation encoder's hot loop, mirrored line by line in C (env/_fastobs.c).
 KNOWN_LONG = {
-    ("execution/play.py", "play_games"),
     ("tournament/config.py", "parse_config"),
     ("tournament/config.py", "_bot"),
     ("tournament/runner.py", "run"),
