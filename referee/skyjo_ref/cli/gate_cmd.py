@@ -68,7 +68,7 @@ from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoreError, open_run_store
+from skyjo_ref.tournament.store import Store, StoreError
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -277,7 +277,11 @@ def gate(
         check=check,
     )
     backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
-    store = _open_store(spec, new, stderr)
+    store = spec.open_store(
+        new,
+        on_wait=lambda m: stderr.print(f"note: {m}", highlight=False),
+        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
+    )
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
     progress = GateProgress(stderr, plain, progress_every, progress_seconds)
@@ -383,22 +387,6 @@ class _Observer:
 
     def note(self, message: str) -> None:
         self.progress.note(message)
-
-
-def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
-    return open_run_store(
-        spec.output,
-        spec.fingerprint(),
-        what="this gate",
-        info={
-            "name": f"gate {spec.names[0]} vs {spec.names[1]}",
-            "bots": list(spec.seat_names),
-            "rating": {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed},
-        },
-        new=new,
-        on_wait=lambda m: stderr.print(f"note: {m}", highlight=False),
-        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
-    )
 
 
 def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:

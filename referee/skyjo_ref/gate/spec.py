@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +36,7 @@ from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.store import Store, open_run_store
 
 FORMAT: Final = "skyjo-gate/1"
 
@@ -226,6 +228,28 @@ class GateSpec:
             "elo_model": h.model,
             "luck_adjusted": self.luck,
         }
+
+    def open_store(
+        self,
+        new: bool = False,
+        on_wait: Callable[[str], None] | None = None,
+        on_set_aside: Callable[[Path], None] | None = None,
+    ) -> Store:
+        """The gate's store, bound to its fingerprint, with what ``ratings`` and ``report`` read of a gate (its
+        writer lock held; :func:`~skyjo_ref.tournament.store.open_run_store` says what ``new`` and the callbacks do)."""
+        return open_run_store(
+            self.output,
+            self.fingerprint(),
+            what="this gate",
+            info={
+                "name": f"gate {self.names[0]} vs {self.names[1]}",
+                "bots": list(self.seat_names),
+                "rating": {"anchor": self.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": self.seed},
+            },
+            new=new,
+            on_wait=on_wait,
+            on_set_aside=on_set_aside,
+        )
 
     def tournament_config(self) -> TournamentConfig:
         """The same games as a tournament config of the table's bots: what the referee backend plays from."""
