@@ -14,8 +14,7 @@ Speed: the environment builds one observation a step, and building a
 (what :class:`~skyjo_ref.env.SkyjoEnv` uses) skips it: it patches one
 preallocated ``float32`` buffer from the engine's public events and gathers
 it into the observer's order (tests check it equals ``encode_view`` at every
-step). :class:`ObservationEncoder` is the earlier, View-fed incremental
-encoder, kept for code that has only views.
+step). Code that has only a view (a bot at the referee) uses :func:`encode_view`.
 """
 
 from __future__ import annotations
@@ -234,156 +233,9 @@ def encode_view(view: View) -> npt.NDArray[np.float32]:
     return np.array(out, dtype=np.float32)
 
 
-_HIDDEN: Final = SlotState.HIDDEN
-_REMOVED: Final = SlotState.REMOVED
-_DECISION_CODES: Final = {d: array("f", [float(d is e) for e in DECISIONS]) for d in DECISIONS}
 _UNSEEN_AT: Final = 4 + 9  # offset of the unseen counts in the table part
 _HIDDEN_COUNT_AT: Final = 3 * GRID_SIZE  # offsets inside a grid block
 _REVEALED_SUM_AT: Final = 3 * GRID_SIZE + 1
-
-
-class ObservationEncoder:
-    """Encodes views of one game table into observation vectors, fast (see the module docstring).
-
-    One encoder per environment, fed the views of one game in order (call
-    :meth:`reset` for a new game); :meth:`encode` gives the same vector as
-    :func:`encode_view` (a test checks it at every step of many games).
-
-    What it keeps between views: per seat, the last :class:`Grid` seen and its
-    block (patched slot by slot when the grid object changes); the count of
-    cards not visible on the table (the deck minus the discard pile and every
-    revealed card, updated as those change); per observing seat, a float32
-    buffer with its seats' blocks in its own relative order.
-    """
-
-    def __init__(self, num_players: int, rules: Rules) -> None:
-        self.num_players = num_players
-        self.size = observation_size(num_players)
-        self._rules = array("f", _rules_part(rules))
-        self._seat_start = TABLE_SIZE
-        self._grid_start = TABLE_SIZE + num_players * SEAT_SIZE
-        self._orders = [tuple((seat + k) % num_players for k in range(num_players)) for seat in range(num_players)]
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget everything cached (call when a new game starts)."""
-        n = self.num_players
-        self._buffers = [np.zeros(self.size, dtype=np.float32) for _ in range(n)]
-        self._views = [b.data.cast("B").cast("f") for b in self._buffers]
-        for mv in self._views:
-            at = _UNSEEN_AT + _NUM_VALUES
-            mv[at : at + len(self._rules)] = self._rules
-        self._encoded: list[list[Grid | None]] = [[None] * n for _ in range(n)]  # per observer, per relative seat
-        self._grids: list[Grid | None] = [None] * n  # per seat, the grid its block holds
-        self._blocks = [array("f", [0.0] * GRID_BLOCK) for _ in range(n)]
-        self._unseen = array("f", [float(c) for c in _DECK])  # deck - discard pile - revealed cards
-        self._discard: tuple[int, ...] = ()
-        self._seats: list[tuple[tuple[int, ...], int | None, int | None] | None] = [None] * n
-
-    def _absorb(self, seat: int, grid: Grid) -> None:
-        """Patch ``seat``'s block (and the unseen counts) for its new grid, slot by slot."""
-        old = self._grids[seat]
-        block = self._blocks[seat]
-        unseen = self._unseen
-        old_states = old.states if old is not None else (None,) * GRID_SIZE
-        old_values = old.values if old is not None else (None,) * GRID_SIZE
-        p = 0
-        for state, value, old_state, old_value in zip(grid.states, grid.values, old_states, old_values):
-            if state is not old_state or value != old_value:
-                at = 3 * p
-                if old_value is not None:
-                    unseen[old_value + _VALUE_OFFSET] += 1
-                    block[_REVEALED_SUM_AT] -= old_value
-                if old_state is _HIDDEN:
-                    block[_HIDDEN_COUNT_AT] -= 1
-                if state is _HIDDEN:
-                    block[at] = 1.0
-                    block[at + 1] = 0.0
-                    block[at + 2] = 0.0
-                    block[_HIDDEN_COUNT_AT] += 1
-                elif state is _REMOVED:
-                    block[at] = 0.0
-                    block[at + 1] = 1.0
-                    block[at + 2] = 0.0
-                else:
-                    assert value is not None
-                    block[at] = 0.0
-                    block[at + 1] = 0.0
-                    block[at + 2] = value
-                    unseen[value + _VALUE_OFFSET] -= 1
-                    block[_REVEALED_SUM_AT] += value
-            p += 1
-        self._grids[seat] = grid
-
-    def _absorb_discard(self, pile: tuple[int, ...]) -> None:
-        before = self._discard
-        unseen = self._unseen
-        k = len(before)
-        if len(pile) >= k and pile[:k] == before:
-            for v in pile[k:]:
-                unseen[v + _VALUE_OFFSET] -= 1
-        elif len(pile) == k - 1 and before[:-1] == pile:
-            unseen[before[-1] + _VALUE_OFFSET] += 1
-        else:
-            for v in before:
-                unseen[v + _VALUE_OFFSET] += 1
-            for v in pile:
-                unseen[v + _VALUE_OFFSET] -= 1
-        self._discard = pile
-
-    def encode(self, view: View) -> npt.NDArray[np.float32]:
-        """The observation vector of ``view`` (a fresh array)."""
-        seat = view.seat
-        grids = view.grids
-        known = self._grids
-        for s, grid in enumerate(grids):
-            if grid is not known[s]:
-                self._absorb(s, grid)
-        pile = view.discard_pile
-        if pile is not self._discard:
-            self._absorb_discard(pile)
-        mv = self._views[seat]
-        encoded = self._encoded[seat]
-        order = self._orders[seat]
-        blocks = self._blocks
-        at = self._grid_start
-        for k, s in enumerate(order):
-            grid = grids[s]
-            if encoded[k] is not grid:
-                mv[at : at + GRID_BLOCK] = blocks[s]
-                encoded[k] = grid
-            at += GRID_BLOCK
-        mv[0:4] = _DECISION_CODES[view.decision]
-        hand = view.hand
-        finisher = view.finisher
-        mv[4:13] = array(
-            "f",
-            (
-                1.0 if view.legal_actions else 0.0,
-                0.0 if hand is None else 1.0,
-                hand or 0,
-                1.0 if pile else 0.0,
-                pile[-1] if pile else 0,
-                view.draw_pile_size,
-                len(pile),
-                view.round,
-                0.0 if finisher is None else 1.0,
-            ),
-        )
-        mv[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = self._unseen
-        if hand is not None:
-            mv[_UNSEEN_AT + _VALUE_OFFSET + hand] -= 1
-        seats = (view.totals, finisher, view.starter)
-        if seats != self._seats[seat]:  # totals, finisher and starter change a few times a round
-            self._seats[seat] = seats
-            totals, _, starter = seats
-            at = self._seat_start
-            for s in order:
-                mv[at] = totals[s]
-                mv[at + 1] = 1.0 if finisher == s else 0.0
-                mv[at + 2] = 1.0 if starter == s else 0.0
-                at += 3
-        return self._buffers[seat].copy()
 
 
 # ------------------------------------------------------------------ the fast path: public events
