@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -60,7 +61,8 @@ def test_long_lines_are_not_wrapped_at_80_columns_off_a_terminal(tmp_path: Path)
     )
     done = _run("tournament", "league.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert any(line.endswith(f"results in {folder}") for line in done.stderr.splitlines()), done.stderr
+    lines = done.stderr.splitlines()
+    assert any(a.endswith("results in:") and b == str(folder) for a, b in itertools.pairwise(lines)), done.stderr
     missing = _run("tournament", str(folder / "league.yaml"))
     assert missing.returncode == 2
     assert len(missing.stderr.splitlines()) == 1 and str(folder) in missing.stderr, missing.stderr
@@ -76,7 +78,26 @@ def test_play_s_closing_replay_command_is_one_pasteable_line(tmp_path: Path, ter
     code, out, err = driver.finish()
     assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
     record = records / "game-00001.json"
-    assert f"Game record: {record} (skyjo-ref replay {record})" in out.splitlines()
+    lines = out.splitlines()
+    assert f"skyjo-ref replay {record}" in lines
+    assert lines[lines.index(f"skyjo-ref replay {record}") - 1] == "Game record saved; replay it with:"
+
+
+def test_play_s_closing_lines_fit_80_columns_and_the_record_is_relative_when_shorter(tmp_path: Path) -> None:
+    """Issue 30: at 80 columns the replay command was wrapped; it is now a line of its own, the record's path
+    relative to the current folder when that is shorter."""
+    env = {"COLUMNS": "80", "TTY_COMPATIBLE": "1"}
+    driver = Driver(
+        "greedy", "--seed", "7", "--option", "end_score=1", "--records", str(tmp_path / "games"), env_over=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    for line in scripted_answers(driver):
+        driver.answer(line)
+    code, out, err = driver.finish()
+    assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    tail = out.splitlines()[-3:]
+    assert tail[-2:] == ["Game record saved; replay it with:", "skyjo-ref replay games/game-00001.json"], tail
+    assert all(len(line) <= 80 for line in tail), tail
 
 
 def test_the_root_lists_every_command_with_its_own_help_line() -> None:

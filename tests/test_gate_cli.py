@@ -237,3 +237,41 @@ def test_markdown_on_stdout_has_stdout_alone_as_json_does(tmp_path: Path) -> Non
     assert done.returncode == 4, done.stderr
     assert done.stdout.startswith("## ") and "Gate inconclusive" in done.stdout  # the summary alone
     assert "Gate: random (candidate)" not in done.stdout and "Gate: random (candidate)" in done.stderr
+
+
+def test_the_readme_s_next_step_at_4_players_gets_its_own_folder(tmp_path: Path) -> None:
+    """A 2-player gate, then the same gate at 4 players: two questions, two default stores (the 2-player one keeps
+    its old name); forcing them into one folder is refused in one short line saying what differs and what to do."""
+    two = gate("greedy", "random", *SHORT, "--max-games", "4", cwd=tmp_path)
+    assert two.returncode == 4, two.stderr
+    four = gate("greedy", "random", *SHORT, "--max-games", "4", "--players-per-game", "4", cwd=tmp_path)
+    assert four.returncode == 4, four.stderr
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "gate-greedy-vs-random",
+        "gate-greedy-vs-random-4p",
+    ]
+    mixed = gate(
+        "greedy", "random", *SHORT, "--max-games", "4", "--players", "4", "--output", "runs/gate-greedy-vs-random",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert mixed.returncode == 2, mixed.stderr
+    lines = mixed.stderr.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 400, mixed.stderr
+    assert "players_per_game: stored 2, this gate has 4" in lines[0]
+    assert "--output DIR" in lines[0] and "--new" in lines[0]
+
+
+def test_merge_s_refusal_suggests_what_merge_can_do(tmp_path: Path) -> None:
+    """``merge`` has no ``--new``: a merged folder holding other results is refused with merge's own remedy."""
+    first = gate("greedy", "random", *SHORT, "--max-games", "2", "--output", "a", cwd=tmp_path)
+    other = gate(
+        "greedy", "random", *SHORT, "--max-games", "2", "--elo0", "0", "--elo1", "30", "--output", "b", cwd=tmp_path
+    )
+    assert first.returncode == other.returncode == 4, first.stderr + other.stderr
+    merged = subprocess.run(
+        [sys.executable, "-m", "skyjo_ref", "merge", "a", "b"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert merged.returncode == 2, merged.stderr
+    line = " ".join(merged.stderr.split())
+    assert "elo1: stored 0.0, each store to merge has 30.0" in line, line
+    assert "--new" not in line and "merge into another (new) OUT folder, or delete a first" in line, line

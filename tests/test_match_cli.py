@@ -120,9 +120,47 @@ def test_bad_input_is_a_one_line_message_and_exit_2(tmp_path: Path, capsys: pyte
         assert "Traceback" not in err
     out = skyjo("match", "grumpy", "greedy")  # and once through a real process
     assert out.returncode == 2 and "unknown bot 'grumpy'" in out.stderr and "Traceback" not in out.stderr
-    # a bot that passes the checks but cannot run exits 3, as in a tournament or a gate (skyjo_ref.errors)
+    # a file without a bot is refused before anything runs (issue 30)
     code, err = run_main(["match", str(empty), "greedy", "--games", "1"], capsys)
-    assert code == 3 and "exited before connecting" in err and "empty.log" in err, err
+    assert code == 2 and "no bot in" in err and "Traceback" not in err, err
+    # a bot that passes the checks but cannot run exits 3, as in a tournament or a gate (skyjo_ref.errors)
+    needs = tmp_path / "needs.py"
+    needs.write_text("import no_such_module_here\nfrom skyjo_bot import Bot\n\n\nclass Needs(Bot):\n    pass\n")
+    code, err = run_main(["match", str(needs), "greedy", "--games", "1"], capsys)
+    assert code == 3 and "exited before connecting" in err and "needs.log" in err, err
+
+
+def test_bot_files_that_are_not_one_python_bot_are_refused_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: an unquoted ``cmd:node bot.js``, a .js file, a folder, a file with no bot or two: one line naming
+    what it is and what to write instead, exit 2, before any process starts."""
+    monkeypatch.chdir(ROOT)
+    two = tmp_path / "two.py"
+    two.write_text(
+        "from skyjo_bot import Bot, bot\n\n\nclass A(Bot):\n    pass\n\n\n@bot\ndef b(view):\n"
+        "    return view.legal_actions[0]\n"
+    )
+    (tmp_path / "none.py").write_text("def decide(view):\n    return view.legal_actions[0]\n")
+    (tmp_path / "afolder").mkdir()
+    quoted = "'cmd:node examples/node/bot.js'"
+    cases = [
+        (["cmd:node", "examples/node/bot.js", "greedy"], "examples/node/bot.js is not a Python bot (a .js file)"),
+        (["examples/node/bot.js", "greedy"], f"quoted as one argument: {quoted}"),
+        ([str(tmp_path / "afolder"), "greedy"], "afolder is a folder, not a Python bot file"),
+        ([str(tmp_path / "afolder") + "/", "greedy"], "afolder/ is a folder, not a Python bot file"),
+        ([str(tmp_path / "none.py"), "greedy"], "no bot in"),
+        ([str(two), "greedy"], f"several bots in {two} (A, b): choose one with {two}:A"),
+        (["cmd:python3", "nothere.py", "greedy"], "with spaces is one argument, quoted: 'cmd:python3 nothere.py'"),
+    ]  # fmt: skip
+    for args, message in cases:
+        code, err = run_main(["match", *args, "--games", "2"], capsys)
+        assert code == 2, (args, err)
+        assert message in err and "SyntaxError" not in err and "Traceback" not in err, (args, err)
+    code, err = run_main(["match", "cmd:node", "examples/node/bot.js", "greedy"], capsys)
+    assert err.count(quoted) == 1, err  # the hint once, not twice
+    code, err = run_main(["check-bot", "examples/node/bot.js"], capsys)
+    assert code == 2 and quoted in err, err
 
 
 def test_serve_config_mistakes_are_one_line_with_the_place_and_exit_2(tmp_path: Path) -> None:

@@ -39,10 +39,11 @@ TIMEOUT_S = 90.0
 class Driver:
     """The ``play`` command in a subprocess: read its output up to each prompt, answer a line."""
 
-    def __init__(self, *args: str, env_over: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env_over: dict[str, str] | None = None, cwd: Path | None = None) -> None:
         env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1", "NO_COLOR": "1", **(env_over or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "skyjo_ref", "play", *args],
+            cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -110,7 +111,8 @@ def scripted_answers(driver: Driver) -> Iterator[str]:
     """Draw, then discard and reveal the first hidden card; with wrong inputs mixed in."""
     mistakes = {"open": ["banana", "r99"], "turn": ["s3", "take 4"], "drew": ["x", "reveal"]}
     while (prompt := driver.next_prompt()) is not None:
-        last = prompt.splitlines()[-1]
+        joined = " ".join(prompt.splitlines())  # a narrow terminal wraps the prompt line
+        last = joined[max(joined.rfind(key) for key in ("Open a card", "Your turn", "You drew")) :]
         if "Open a card" in last:
             kind = "open"
             good = f"r{first_hidden(last)}"
@@ -331,7 +333,8 @@ def test_play_shows_the_final_grids_and_saves_the_game_record(tmp_path: Path) ->
     assert code == 0, f"exit {code}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
     assert "Final grids:" in out
     record = tmp_path / "game-00001.json"
-    assert f"Game record: {record}" in " ".join(out.split())
+    assert "A 2-player game: you (seat 0) against greedy" in out
+    assert f"skyjo-ref replay {record}" in out.splitlines()
     assert check_file(record).over
 
 

@@ -403,3 +403,21 @@ def test_json_safe_writes_null_for_every_number_json_cannot_carry() -> None:
         "d": "x",
         "e": None,
     }
+
+
+def test_at_forty_bots_every_pair_carries_a_game_and_the_page_says_when_one_does_not(tmp_path: Path) -> None:
+    """780 pairs, 1,560 games: one record per pair goes in the page even past --embed-mib (up to 4x it)."""
+    bots = [f"{'greedy' if i % 3 == 0 else 'random'}-{i:02d}" for i in range(40)]
+    round_robin_store(tmp_path / "forty", bots, deals=1, pool=1).close()
+    out = tmp_path / "forty.html"
+    data = write_report(tmp_path / "forty", out, ReportOptions(bootstrap=0))
+    pairs = {tuple(sorted(r["players"])) for r in data["embedded"].values()}
+    assert len(pairs) == 780 and data["pairs_carried"] == [780, 780]
+    assert out.stat().st_size < 6 * MIB, f"{out.stat().st_size / MIB:.2f} MiB"  # 4.55 MiB measured
+    assert 'id="pairs-carried"' not in out.read_text(encoding="utf-8")
+    # a budget too small for every pair: the page says how many pairs carry a game, and where the rest are
+    small = write_report(tmp_path / "forty", tmp_path / "small.html", ReportOptions(bootstrap=0, record_budget=200_000))
+    carried, met = small["pairs_carried"]
+    assert 0 < carried < met == 780
+    text = (tmp_path / "small.html").read_text(encoding="utf-8")
+    assert f"{carried} of the 780 pairs have a game in this page" in text

@@ -938,3 +938,237 @@ def test_a_game_address_opens_the_game_in_an_open_tab(browser: Browser, run: Pat
     assert position(page) == 3
     watch.check()
     page.close()
+
+
+# ------------------------------------------------------------------------- issue 30: what a real browser finds
+
+AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture(scope="module")
+def gate_report(run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tournament's store with a gate's result in it, and its report."""
+    gate_run = tmp_path_factory.mktemp("gate-axe") / "run"
+    shutil.copytree(run, gate_run)
+    with Store(gate_run, create=False) as store:
+        store.set_info(
+            "gate",
+            {
+                "candidate": "greedy",
+                "baseline": "random",
+                "elo0": 0,
+                "elo1": 10,
+                "alpha": 0.05,
+                "beta": 0.05,
+                "bounds": [-2.94, 2.94],
+                "llr": 3.05,
+                "pentanomial": [1, 4, 10, 15, 10],
+                "games": 80,
+                "elo": 84.2,
+                "elo_ci": [40.5, 130.0],
+                "verdict": "accepted",
+                "history": [[20, 0.4], [40, 1.2], [60, 2.1], [80, 3.05]],
+            },
+        )
+    write_report(gate_run, gate_run / "report.html", ReportOptions(bootstrap=0))
+    return gate_run / "report.html"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("width", [1400, 390])
+def test_axe_core_finds_no_accessibility_violation(
+    browser: Browser,
+    run: Path,
+    mixed_run: Path,
+    gate_report: Path,
+    many: Callable[[int], Path],
+    faults_run: tuple[Path, dict[str, Any]],
+    width: int,
+) -> None:
+    """axe-core (tests/browser, installed by scripts/install-test-deps) on six pages, a game open in the viewer."""
+    if not AXE.exists():
+        pytest.fail("axe-core is not installed: run scripts/install-test-deps (npm ci in tests/browser)")
+    axe = AXE.read_text(encoding="utf-8")
+    reports = {
+        "tournament 2p": run / "report.html",
+        "mixed 2-4p": mixed_run / "report.html",
+        "gate": gate_report,
+        "40 bots": many(40),
+        "faults": faults_run[0] / "report.html",
+        "replay --html": faults_run[0] / "quits.html",
+    }
+    found: dict[str, list[str]] = {}
+    for name, path in reports.items():
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        watch = Watch(page)
+        page.goto(path.as_uri())
+        if page.locator("#games-table button.open").count():  # a game the page carries
+            page.locator("#games-table button.open", has_text="view").first.click()
+        page.locator("#v-where").wait_for()
+        page.add_script_tag(content=axe)
+        # the 40-bot heatmap's 1,560 cells cost axe 15 s a width: their every shade is measured by
+        # test_every_heatmap_shade_keeps_its_text_at_4_5_to_1, and the other reports' cells are checked here
+        context = "{exclude: [['#h2h-grid td.cell']]}" if name == "40 bots" else "document"
+        result = page.evaluate(f"() => axe.run({context}, {{resultTypes: ['violations']}})")
+        found[name] = [
+            f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]} "
+            f"[{len(v['nodes'])} nodes] {v['nodes'][0].get('failureSummary', '')[:200]}"
+            for v in result["violations"]
+        ]
+        watch.check()
+        page.close()
+    assert not any(found.values()), "\n".join(f"{name}: {v}" for name, vs in found.items() for v in vs)
+
+
+@pytest.fixture(scope="module")
+def versions_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A league whose bot ``greedy`` changed (v-one, then v-two), a crash fault recorded under a game's slot key
+    (as the pool records it: no version tag), and a crash in a game that was never stored."""
+    folder = tmp_path_factory.mktemp("versions") / "run"
+    store = round_robin_store(folder, ["greedy", "random", "random2"], deals=2, pool=1)
+    store.use_versions({"greedy": "v-one", "random": "r1", "random2": "r2"})
+    store.use_versions({"greedy": "v-two", "random": "r1", "random2": "r2"})
+    new = [GameId(("greedy", "random"), d, r) for d in range(2) for r in range(2)]
+    kinds = lambda g: ["greedy" if s == "greedy" else "random" for s in g.seats]  # noqa: E731
+    stored = store.add_games(
+        [(g, f"d{g.deal}", play(g.seats, f"v2/{g.deal}/{g.rotation}", kinds(g)), 0.01) for g in new]
+    )
+    assert stored[0].ref.startswith(new[0].key + "~")  # the stored key carries the version tag
+    store.add_fault("greedy", "crash", "process exited with status 1", new[0].key)
+    store.add_fault("greedy", "crash", "process exited with status 9", "greedy+random/7/0")
+    store.close()
+    data = write_report(folder, folder / "report.html", ReportOptions(bootstrap=20))
+    return folder, data
+
+
+def test_a_crash_fault_opens_its_stored_game_and_an_unstored_one_opens_nothing(
+    browser: Browser, versions_run: tuple[Path, dict[str, Any]]
+) -> None:
+    folder, data = versions_run
+    faults = [f for f in data["per_bot"]["greedy"]["faults"] if f["kind"] == "crash"]
+    assert len(faults) == 2
+    stored, lost = faults
+    assert stored["game"] in data["files"] and stored["game"].startswith("greedy+random/0/0~")
+    assert lost["game"] is None and "greedy+random/7/0: not stored" in lost["detail"]
+    page, watch = open_page(browser, folder / "report.html")
+    page.select_option("#bot-select", "greedy")
+    rows = page.locator("table.faults tbody tr", has_text="crash")
+    assert rows.count() == 2
+    rows.nth(0).locator("a.fault-link").click()
+    assert page.locator("#viewer-body .viewer-head b").inner_text() == stored["game"]
+    assert page.locator("#v-where").inner_text().startswith("round 1/")
+    assert rows.nth(1).locator("a").count() == 0  # nothing to open: no link to a record that does not exist
+    # every fault the page lists names a stored game, or none
+    for bot in data["per_bot"].values():
+        assert all(f["game"] is None or f["game"] in data["files"] for f in bot["faults"])
+    watch.check()
+    page.close()
+
+
+def test_an_older_version_is_labelled_and_the_bot_shows_its_elo_over_its_versions(
+    browser: Browser, versions_run: tuple[Path, dict[str, Any]]
+) -> None:
+    folder, data = versions_run
+    assert data["labels"] == {"greedy@v-one": "greedy (v1, older)"}
+    page, watch = open_page(browser, folder / "report.html")
+    old = page.locator('#leaderboard-table tr[data-bot="greedy@v-one"] [data-col="name"]')
+    assert old.inner_text() == "greedy (v1, older)"
+    assert page.locator('#leaderboard-table tr[data-bot="greedy"] [data-col="name"]').inner_text() == "greedy"
+    assert "greedy (v1, older)" in page.locator("#h2h-grid th.row-label").all_inner_texts()
+    assert "greedy (v1, older)" in page.locator("#bot-select option").all_inner_texts()
+    mine = [v for v in data["versions"] if v["bot"] == "greedy"]
+    for shown in ("greedy", "greedy@v-one"):  # the current version's section and the old one's list the same
+        page.select_option("#bot-select", shown)
+        rows = page.locator("#versions tbody tr")
+        assert rows.count() == 2
+        for k, v in enumerate(mine):
+            assert rows.nth(k).get_attribute("data-version") == v["version"]
+            assert rows.nth(k).locator('[data-col="elo"]').inner_text() == f"{v['elo']:.1f}"
+        assert rows.nth(1).locator("td").first.inner_text() == "v2 (current)"
+    page.select_option("#bot-select", "random")
+    assert page.locator("#versions").count() == 0  # one version: no list
+    watch.check()
+    page.close()
+
+
+def test_the_viewer_heading_shows_the_totals_as_of_the_step_shown(browser: Browser, run: Path) -> None:
+    page, watch = open_page(browser, run / "report.html")
+    page.locator("#games-table button.open").first.click()
+    key = page.locator("#viewer-body .viewer-head b").inner_text()
+    record = json.loads((run / "games" / page.evaluate(f"window.skyjoReport.data.files[{key!r}]")).read_text())
+    totals = page.locator("#v-head-totals")
+    zeros = ", ".join("0" for _ in record["players"])
+    assert totals.inner_text() == f"totals {zeros}"  # not the final totals at step 0
+    page.keyboard.press("ArrowDown")  # round 2, before its first action
+    after_one = record["rounds"][0]["result"]["scores"]
+    assert totals.inner_text() == f"totals after round 1: {', '.join(map(str, after_one))}"
+    page.keyboard.press("End")
+    assert totals.inner_text() == f"final totals {', '.join(map(str, record['result']['totals']))}"
+    watch.check()
+    page.close()
+
+
+@pytest.mark.parametrize("which", ["tournament", "mixed"])
+def test_without_javascript_no_dead_controls_and_the_crosstable_is_a_plain_table(
+    browser: Browser, run: Path, mixed_run: Path, which: str
+) -> None:
+    folder = {"tournament": run, "mixed": mixed_run}[which]
+    data = collect(folder, ReportOptions(bootstrap=0))
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((folder / "report.html").as_uri())
+    controls = page.locator("button, input, select, textarea, [onclick]")
+    assert [c.evaluate("e => e.outerHTML.slice(0, 80)") for c in controls.all() if c.is_visible()] == []
+    for section in ("history", "bots", "games", "viewer"):
+        assert not page.locator(f"#{section}").is_visible()
+    for href in page.locator("nav a").evaluate_all("e => e.filter(a => a.offsetParent).map(a => a.hash)"):
+        assert page.locator(href).is_visible(), href  # every link the reader sees leads somewhere shown
+    assert "Click a heading to sort" not in page.locator("#leaderboard").inner_text()
+    cells = page.locator("#h2h-grid table.h2h td.cell")
+    expected = {
+        (a, b): data["h2h"][i][j]
+        for i, a in enumerate(data["bots"])
+        for j, b in enumerate(data["bots"])
+        if data["h2h"][i][j] is not None
+    }
+    assert cells.count() == len(expected) > 0
+    for cell in cells.all():
+        games, won, drawn = expected[(cell.get_attribute("data-row"), cell.get_attribute("data-col"))][:3]
+        points = won + drawn / 2
+        assert cell.locator(".sc").inner_text() == f"{points:g}/{games}"
+        assert cell.locator(".pct").inner_text() == f"{int(100 * points / games + 0.5)}%"
+    context.close()
+    # with scripts on, the same sections are there and the crosstable is drawn anew, in colour
+    page, watch = open_page(browser, folder / "report.html")
+    for section in ("history", "bots", "games", "viewer"):
+        assert page.locator(f"#{section}").is_visible()
+    assert page.locator("#h2h-grid table.h2h.static").count() == 0
+    assert page.locator("#h2h-grid td.cell").count() == len(expected)
+    watch.check()
+    page.close()
+
+
+def test_every_heatmap_shade_keeps_its_text_at_4_5_to_1(browser: Browser, run: Path) -> None:
+    """Every score from 0/20 to 20/20, significant and not, drawn in the page's own heatmap: text contrast >= 4.5."""
+    page, watch = open_page(browser, run / "report.html")
+    worst = page.evaluate(
+        """() => {
+          const r = window.skyjoReport, n = r.data.bots.length, seen = [];
+          const rgb = (t) => t.slice(t.indexOf("(") + 1, t.indexOf(")")).split(",").slice(0, 3).map(Number);
+          const lin = (v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+          const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+          for (const p of [0.001, 0.5]) for (let won = 0; won <= 20; won++) {
+            for (let i = 0; i < n; i++) {
+              for (let j = 0; j < n; j++) if (i !== j) r.data.h2h[i][j] = [20, won, 0, 20 - won, p];
+            }
+            r.renderHeadToHead();
+            const c = document.querySelector("#h2h-grid td.cell"), s = getComputedStyle(c);
+            const [a, b] = [lum(rgb(s.backgroundColor)), lum(rgb(s.color))].sort((x, y) => y - x);
+            seen.push([(a + 0.05) / (b + 0.05), won, p, s.backgroundColor]);
+          }
+          return seen.sort((x, y) => x[0] - y[0])[0];
+        }"""
+    )
+    assert worst[0] >= 4.5, worst
+    watch.check()
+    page.close()

@@ -257,12 +257,42 @@ def test_a_class_the_bot_file_does_not_define_is_a_config_error(tmp_path: Path) 
     assert "bots[2].python" in message and "defines no 'NoSuchClass' (classes defined there: Mine)" in message
 
 
-def test_a_bot_file_without_a_bot_stops_the_run_with_exit_3(tmp_path: Path) -> None:
+TWO_BOTS = """\
+from skyjo_bot import Bot
+
+
+class First(Bot):
+    def decide(self, view):
+        return view.legal_actions[0]
+
+
+class Second(First):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("nobot.py", "no bot in {dir}/nobot.py: define a class that subclasses skyjo_bot.Bot"),
+        ("two.py", "several bots in {dir}/two.py (First, Second): choose one with {dir}/two.py:First"),
+        ("afolder", "afolder is a folder, not a Python bot file: expected path/bot.py"),
+        ("bot.js", "bot.js is not a Python bot (a .js file): a bot in another language runs as a command"),
+    ],
+)
+def test_a_bot_file_without_one_bot_is_refused_before_anything_runs(tmp_path: Path, where: str, message: str) -> None:
+    """No bot, two bots, a folder, a file of another language: one line and exit 2 from the config check (the
+    check every command shares, skyjo_ref.botcheck), never a bot process that fails later with exit 3."""
     (tmp_path / "nobot.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "two.py").write_text(TWO_BOTS, encoding="utf-8")
+    (tmp_path / "afolder").mkdir()
+    (tmp_path / "bot.js").write_text("console.log('hi')\n", encoding="utf-8")
     config = tmp_path / "t.yaml"
-    config.write_text("deals: 1\n" + GOOD_BOTS + "  - name: b\n    python: nobot.py\n", encoding="utf-8")
-    result = run_cli("tournament", str(config), "--plain", cwd=tmp_path)
-    assert result.returncode == 3, result.stderr  # found only when it runs: the work stopped (docs/cli.md)
-    assert "bot 'b' cannot run" in result.stderr and "no bot in" in result.stderr
-    assert "fix the bot and run the same command again" in " ".join(result.stderr.split())
-    assert "Traceback" not in result.stderr
+    config.write_text("deals: 1\n" + GOOD_BOTS + f"  - name: b\n    python: {where}\n", encoding="utf-8")
+    for command in (("tournament", str(config), "--plain"), ("check-bot", str(config), "--bot", "b")):
+        result = run_cli(*command, cwd=tmp_path)
+        assert result.returncode == 2, (command, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "bots[2].python: " in result.stderr, result.stderr
+        assert message.format(dir=tmp_path) in result.stderr, result.stderr
+        assert "does not exist" not in result.stderr and "Traceback" not in result.stderr

@@ -35,7 +35,7 @@ from typing import Final, Literal
 
 from skyjo_bot.loader import split_spec
 
-from skyjo_ref.botcheck import BotFileError, check_bot_file
+from skyjo_ref.botcheck import BotFileError, check_bot_file, check_bot_place
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.errors import BotSpecError
 from skyjo_ref.safetext import printable
@@ -138,10 +138,10 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
         path = Path(target).expanduser()
         if not path.is_absolute():
             path = (base or Path.cwd()) / path
-        if not path.is_file():
+        if not path.exists():
             raise BotSpecError(f"no such file {target!r} (bot spec {text!r}): expected a Python bot file")
-        try:  # a syntax error or a missing class is one clean message now, not a bot process that exits
-            check_bot_file(path, attr)
+        try:  # a folder, a syntax error, no bot or a missing class: one clean message now, not a process that exits
+            check_bot_file(path, attr, given=target)
         except BotFileError as exc:
             raise BotSpecError(str(exc)) from None
         python = str(path.resolve()) + (f":{attr}" if attr else "")
@@ -159,6 +159,12 @@ def parse_bot_spec(text: str, *, base: Path | None = None) -> BotSpec:
             except BotFileError as exc:
                 raise BotSpecError(str(exc)) from None
         return BotSpec("python", attr, text, python=text)
+    local = (base or Path.cwd()) / text
+    if local.exists():  # a folder or a file of another language, named without a path separator
+        try:
+            check_bot_place(local, text)
+        except BotFileError as exc:
+            raise BotSpecError(str(exc)) from None
     raise BotSpecError(f"unknown bot {text!r}: expected {_forms()}")
 
 

@@ -137,7 +137,10 @@ def gate(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", metavar="DIR", help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE)."
+            "--output",
+            metavar="DIR",
+            help="The gate's store folder (default: runs/gate-CANDIDATE-vs-BASELINE; at K>2 players without --field, "
+            "with -Kp added).",
         ),
     ] = None,
     output_alias: Annotated[Path | None, typer.Option("--out", hidden=True, help="Old spelling of --output.")] = None,
@@ -221,7 +224,7 @@ def gate(
     check_json_target(json_file)
     summaries.check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
-    folder = _folder(out, cand, base, field, shard)
+    folder = _folder(out, cand, base, field, shard, players)
     spec = GateSpec(
         candidate=cand,
         baseline=base,
@@ -321,11 +324,16 @@ def _seed(seed: str, secret_env: str | None) -> str:
         raise errors.UserError(f"--seed-secret-env: {exc}") from None
 
 
-def _folder(out: Path | None, cand: BotSpec, base: BotSpec, field: tuple[BotSpec, ...], shard: Shard | None) -> Path:
-    """The gate's store folder: ``--output``, or one named after its bots (another field: another folder)."""
+def _folder(
+    out: Path | None, cand: BotSpec, base: BotSpec, field: tuple[BotSpec, ...], shard: Shard | None, players: int
+) -> Path:
+    """The gate's store folder: ``--output``, or one named after its bots and table (another field or table size:
+    another folder; a 2-player gate keeps the name it always had, so its store resumes)."""
     names = table_names(cand, base)
     with_field = "".join(f"-{name}" for name in field_names(cand, base, field))
     default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
+    if players > 2 and not field:  # a field names the table already
+        default += f"-{players}p"
     folder = out if out is not None else Path("runs") / default
     if shard is not None and out is None:
         folder = folder.with_name(folder.name + shard.suffix)

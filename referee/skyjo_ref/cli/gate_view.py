@@ -25,23 +25,36 @@ VERDICT_WORDS: Final = {
 }
 
 
-def status_line(info: Mapping[str, Any], played: int | None = None) -> str:
+def status_line(info: Mapping[str, Any], played: int | None = None, width: int | None = None) -> str:
     """One line: games, pentanomial, LLR against its bounds, Elo +/- 95%. A shard has only part of the games: its
-    line shows the bounds it stops at (1/N of the test's) and no verdict, which only the merged shards reach."""
+    line shows the bounds it stops at (1/N of the test's) and no verdict, which only the merged shards reach.
+    Within ``width`` (a terminal's columns) the line says less rather than be cut mid-number: shorter words
+    first, then without the block counts, then without this run's count."""
     lower, upper = info["stop_bounds"] if info.get("shard") else info["bounds"]
     elo_lo, elo_hi = info["elo_ci"]
+    half = (elo_hi - elo_lo) / 2
+    if info.get("shard"):
+        tail = f"  shard {info['shard']}: no verdict (the merged shards decide)"
+        short_tail = f"  shard {info['shard']}"
+    else:
+        tail = short_tail = f"  {info['verdict']}" if info["verdict"] != "running" else ""
+    now = f"  [{played} played now]" if played is not None else ""
     line = (
         f"games {info['games']}  {_counts(info)}  "
         f"LLR {info['llr']:.2f} ({lower:.2f}, {upper:.2f})  "
-        f"Elo {info['elo']:.1f} +/- {(elo_hi - elo_lo) / 2:.1f}"
+        f"Elo {info['elo']:.1f} +/- {half:.1f}" + tail + now
     )
-    if info.get("shard"):
-        line += f"  shard {info['shard']}: no verdict (the merged shards decide)"
-    elif info["verdict"] != "running":
-        line += f"  {info['verdict']}"
-    if played is not None:
-        line += f"  [{played} played now]"
-    return line
+    if width is None or len(line) <= width:
+        return line
+    core = f"LLR {info['llr']:.2f} ({lower:.2f},{upper:.2f}) Elo {info['elo']:.1f}+/-{half:.1f}{short_tail}"
+    for candidate in (
+        f"{info['games']} games {_counts(info)} {core}" + (f" [{played} now]" if played is not None else ""),
+        f"{info['games']} games {core}" + (f" [{played} now]" if played is not None else ""),
+        f"{info['games']} games {core}",
+    ):
+        if len(candidate) <= width:
+            return candidate
+    return core
 
 
 class GateProgress:
@@ -64,10 +77,10 @@ class GateProgress:
 
     def update(self, tracker: GateTracker, played: int) -> None:
         info = tracker.info()
-        line = status_line(info, played)
-        if self.live is not None:
-            self.live.update(Text(line))
+        if self.live is not None:  # one terminal line, never cut mid-number (Rich would cut it at the edge)
+            self.live.update(Text(status_line(info, played, width=self.console.width - 1)))
             return
+        line = status_line(info, played)
         now = time.monotonic()
         games = info["games"]
         due = games - self.last_games >= self.every_games or (

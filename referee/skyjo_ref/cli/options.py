@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import signal
 import tempfile
 from collections.abc import Coroutine, Iterable, Mapping
@@ -18,6 +19,7 @@ from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
+from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
@@ -175,8 +177,20 @@ def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
 
 
 def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
-    """The bots the command line names (BotSpecError naming the first wrong one)."""
-    return [parse_bot_spec(text) for text in texts]
+    """The bots the command line names (BotSpecError naming the first wrong one). A wrong one right after a bare
+    ``cmd:PROGRAM`` was most likely meant as its argument: the message says how to quote the command."""
+    specs: list[BotSpec] = []
+    previous = ""
+    for text in texts:
+        try:
+            specs.append(parse_bot_spec(text))
+        except BotSpecError as exc:
+            quoted = shlex.quote(f"{previous} {text}")
+            if previous.startswith("cmd:") and " " not in previous.strip() and quoted not in str(exc):
+                raise BotSpecError(f"{exc} (a cmd: with spaces is one argument, quoted: {quoted})") from None
+            raise
+        previous = text
+    return specs
 
 
 def in_process_notes(specs: Iterable[BotSpec], in_process: bool) -> list[str]:

@@ -110,6 +110,9 @@ def play_command(
 
     logging.getLogger("skyjo_bot").setLevel(logging.DEBUG if errors.DEBUG else logging.CRITICAL)
     console = cli_console(highlight=False)
+    if 0 <= seat <= len(specs):  # else play says what is wrong with --seat
+        opponents = ", ".join(spec.name for spec in specs)
+        console.print(f"A {len(specs) + 1}-player game: you (seat {seat}) against {opponents}", markup=False)
     human = HumanBot(console, name=name)
     outcome = asyncio.run(
         play(
@@ -127,9 +130,11 @@ def play_command(
     )
     stderr = Console(stderr=True, soft_wrap=True)
     report_failures(stderr, outcome.records, outcome.seat_names, outcome.crashes, outcome.log_paths)
+    if saved:
+        console.print("Game record saved; replay it with:" if len(saved) == 1 else "Game records saved; replay with:")
     for path in saved:
-        # never split, even on a narrow terminal: the command is there to be pasted
-        console.print(f"Game record: {path} (skyjo-ref replay {path})", highlight=False, markup=False, soft_wrap=True)
+        # the command alone on its line, never split even on a narrow terminal: it is there to be pasted
+        console.print(f"skyjo-ref replay {_shown(path)}", highlight=False, markup=False, soft_wrap=True)
     if outcome.interrupted:
         stderr.print(f"interrupted after {outcome.games} finished game(s)", highlight=False)
         # The prompt's reader thread is still blocked on stdin, and Python's shutdown would wait on it
@@ -145,6 +150,15 @@ def play_command(
     if len(human.results) > 1:
         wins = sum(1 for r in human.results if human.seat in r.winners)
         console.print(f"{len(human.results)} games played; you won {wins}.", style="bold")
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder when that is shorter (a record under it), else as it is."""
+    try:
+        relative = str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+    return relative if len(relative) < len(str(path)) else str(path)
 
 
 def register(app: typer.Typer) -> None:

@@ -46,7 +46,8 @@ def report(
             "--embed-mib",
             min=0.0,
             metavar="MIB",
-            help="Game records carried in the page, at most this many MiB; the others open from RUN/games/.",
+            help="Game records carried in the page: this many MiB, and a game of every pair of bots up to 4x it "
+            "(0: none); the others open from RUN/games/.",
         ),
     ] = 3.0,
 ) -> None:

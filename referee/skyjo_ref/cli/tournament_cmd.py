@@ -184,9 +184,11 @@ def _finished(
         stderr.print(f"note: {note}", highlight=False)
     stderr.print(
         f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
-        f"results in {config.output}",
+        "results in:",
         highlight=False,
     )
+    # the folder on a line of its own: a long path never wraps mid-name in an 80-column terminal
+    stderr.print(str(config.output), highlight=False, markup=False, soft_wrap=True)
     for bot, kinds in _fault_counts(store).items():
         stderr.print(f"note: bot {bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), highlight=False)
     for line in first_failures(store, config.output / "logs"):

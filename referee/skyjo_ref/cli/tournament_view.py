@@ -9,6 +9,7 @@ the head-to-head matrix has numbered columns.
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections.abc import Callable
@@ -31,11 +32,34 @@ def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
     return "-" if value is None else f"{value:.{digits}f}{suffix}"
 
 
-def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> Table:
-    """The Elo table: one row per bot, best first."""
-    anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    model = MODEL_NAMES.get(tables.model, tables.model)
-    caption = None if live else f"{model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+#: The Elo table's columns, most wanted first: on a narrow terminal the last ones give way (``--json`` has them all).
+_ELO_PRIORITY: Final = (
+    "bot", "Elo", "95% CI", "games", "wins", "win%", "avg\ntotal", "strikes", "forfeits", "avg\nround", "version",
+)  # fmt: skip
+
+
+def _elo_columns(tables: Tables, live: bool) -> dict[str, list[str]]:
+    """Every column the Elo table may show, by header, with one cell per row."""
+    rows = tables.rows
+    columns: dict[str, list[str]] = {"bot": [r.name for r in rows], "Elo": [_fmt(r.elo, 0) for r in rows]}
+    if not live and tables.bootstrap:
+        columns["95% CI"] = [
+            "-" if r.elo_low is None or r.elo_high is None else f"{r.elo_low:.0f}-{r.elo_high:.0f}" for r in rows
+        ]
+    columns["games"] = [str(r.games) for r in rows]
+    columns["wins"] = [f"{r.wins:g}" for r in rows]
+    columns["win%"] = [_fmt(None if r.win_rate is None else 100 * r.win_rate, 1) for r in rows]
+    columns["avg\ntotal"] = [_fmt(r.avg_total, 1) for r in rows]
+    columns["avg\nround"] = [_fmt(r.avg_round, 2) for r in rows]
+    if not live:
+        columns["strikes"] = [str(r.strikes) for r in rows]
+        columns["forfeits"] = [str(r.forfeits) for r in rows]
+        if any(r.version is not None for r in rows):
+            columns["version"] = [short(r.version) if r.version is not None else "-" for r in rows]
+    return columns
+
+
+def _elo_grid(title: str | None, caption: str | None, columns: dict[str, list[str]], shown: list[str]) -> Table:
     table = Table(
         title=title,
         caption=caption,
@@ -45,36 +69,36 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False) -> T
         pad_edge=False,
         collapse_padding=True,
     )
-    table.add_column("bot", no_wrap=True, min_width=max((len(r.name) for r in tables.rows), default=3))
-    table.add_column("Elo", justify="right")
-    if not live and tables.bootstrap:
-        table.add_column("95% CI", justify="right", no_wrap=True)
-    for name in ("games", "wins", "win%", "avg\ntotal", "avg\nround"):
-        table.add_column(name, justify="right")
-    if not live:
-        table.add_column("strikes", justify="right")
-        table.add_column("forfeits", justify="right")
-    versioned = not live and any(row.version is not None for row in tables.rows)
-    if versioned:
-        table.add_column("version", no_wrap=True)
-    for row in tables.rows:
-        cells = [row.name, _fmt(row.elo, 0)]
-        if not live and tables.bootstrap:
-            interval = "-" if row.elo_low is None or row.elo_high is None else f"{row.elo_low:.0f}-{row.elo_high:.0f}"
-            cells.append(interval)
-        cells += [
-            str(row.games),
-            f"{row.wins:g}",
-            _fmt(None if row.win_rate is None else 100 * row.win_rate, 1),
-            _fmt(row.avg_total, 1),
-            _fmt(row.avg_round, 2),
-        ]
-        if not live:
-            cells += [str(row.strikes), str(row.forfeits)]
-        if versioned:
-            cells.append(short(row.version) if row.version is not None else "-")
-        table.add_row(*cells)
+    order = [name for name in columns if name in shown]  # the usual left-to-right order
+    for name in order:
+        table.add_column(name, justify="left" if name in ("bot", "version") else "right", no_wrap=True)
+    for i in range(len(columns["bot"])):
+        table.add_row(*(columns[name][i] for name in order))
     return table
+
+
+def elo_table(tables: Tables, title: str | None = None, live: bool = False, width: int | None = None) -> Table:
+    """The Elo table: one row per bot, best first. Within ``width`` columns (a terminal's), the columns that do not
+    fit are left out, least wanted first (:data:`_ELO_PRIORITY`), so no number is ever cut; the caption says which,
+    and the versions, when their column gave way, are listed beneath."""
+    anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
+    model = MODEL_NAMES.get(tables.model, tables.model)
+    caption = None if live else f"{model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
+    columns = _elo_columns(tables, live)
+    shown: list[str] = [name for name in _ELO_PRIORITY if name in columns]
+    measure = Console(width=10**4, color_system=None, file=io.StringIO())
+    while width is not None and len(shown) > 2:
+        if measure.measure(_elo_grid(title, None, columns, shown)).maximum <= width:
+            break
+        shown.pop()
+    left_out = [name.replace("\n", " ") for name in columns if name not in shown and name != "version"]
+    if caption is not None and left_out:
+        caption += f"; not shown at this width: {', '.join(left_out)} (--json has every column)"
+    if caption is not None and "version" in columns and "version" not in shown:
+        caption += "\nversions (the games column's):" + "".join(
+            f"\n  {bot} {version}" for bot, version in zip(columns["bot"], columns["version"])
+        )
+    return _elo_grid(title, caption, columns, shown)
 
 
 #: Width of one head-to-head score column ("100" and its padding).
@@ -210,7 +234,7 @@ def render_tables(console: Console, tables: Tables, title: str) -> None:
     if not console.is_terminal:
         _plain_tables(console, tables, title)
     else:
-        console.print(elo_table(tables, title=title))
+        console.print(elo_table(tables, title=title, width=console.width))
         for table in size_tables(tables):
             console.print(table)
         if len(tables.rows) > 1:
@@ -253,7 +277,7 @@ class RichObserver:
     def started(self, total: int, done: int, to_play: int) -> None:
         self.progress.update(self.task, total=total, completed=done)
         self._t0 = time.monotonic()
-        self._table = elo_table(self.standings(), live=True)
+        self._table = elo_table(self.standings(), live=True, width=self.console.width)
         if to_play:
             self.live = Live(self._group(), console=self.console, refresh_per_second=4, transient=True)
             self.live.start()
@@ -270,7 +294,7 @@ class RichObserver:
                 return
             self._dirty.clear()
             t0 = time.monotonic()
-            self._table = elo_table(self.standings(), live=True)
+            self._table = elo_table(self.standings(), live=True, width=self.console.width)
             if self.live is not None:
                 self.live.update(self._group())
             # a big store takes a while to rate: never spend more than a tenth of the time on it

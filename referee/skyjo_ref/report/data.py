@@ -21,7 +21,7 @@ from skyjo_bot.types import PRESETS
 from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
 from skyjo_ref.tournament.tables import MODEL_NAMES, RatingConfig, RunningFit, rated
-from skyjo_ref.tournament.versions import current_table, current_view
+from skyjo_ref.tournament.versions import current_table, current_view, label
 
 FORMAT: Final = "skyjo-report/1"
 #: Upper edges (ms) of the decision-time histogram's bins; the last bin is open.
@@ -34,6 +34,10 @@ RUN_GAP_S: Final = 600.0
 FAULTS_LISTED: Final = 40
 #: Records embedded when a report has no other limit: every game up to this many bytes of records.
 DEFAULT_RECORD_BUDGET: Final = 3 * 1024 * 1024
+#: One game per pair of bots is carried even past the record budget, up to this many times it.
+COVER_FACTOR: Final = 4
+#: Of a pair's games, the first this many are weighed for the smallest record to carry.
+COVER_CANDIDATES: Final = 4
 #: Meta keys an embedded record keeps (the viewer's needs); the rest stays in games/*.json.
 KEPT_META: Final = ("decision_ms", "strikes", "forfeited")
 #: p below which a head-to-head cell is shaded as significant (sign test, two-sided).
@@ -201,10 +205,25 @@ def _per_bot(
             if isinstance(entry, dict) and isinstance(entry.get("seat"), int) and entry["seat"] < len(seats):
                 bot = seats[entry["seat"]]
                 _add_fault(stats[bot], game.ref, "forfeit", str(entry.get("reason", "")), entry)
+    stored = _stored_keys(games, dict(_finished_order(store)))
     for fault in store.faults():
         if fault.bot in stats:
-            _add_fault(stats[fault.bot], fault.game_key, fault.kind, fault.detail, {})
+            key = None if fault.game_key is None else stored.get(fault.game_key)
+            detail = fault.detail
+            if fault.game_key is not None and key is None:  # a game that never finished: no record to open
+                detail = f"{detail} [game {fault.game_key}: not stored]"
+            _add_fault(stats[fault.bot], key, fault.kind, detail, {})
     return {name: _bot_summary(st) for name, st in stats.items()}, reasons
+
+
+def _stored_keys(games: Sequence[StoredGame], finished: Mapping[str, float]) -> dict[str, str]:
+    """A fault's game key (the slot's, as the pool knows it) to the stored game's key, which adds ``~`` and the
+    table's version tag: the stored key opens the record. A slot played by several versions: the last finished."""
+    out: dict[str, str] = {}
+    for g in sorted(games, key=lambda g: (finished.get(g.ref, 0.0), g.ref)):
+        out[g.ref] = g.ref
+        out[g.ref.partition("~")[0]] = g.ref
+    return out
 
 
 def _bot_summary(st: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,46 +295,73 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def _pairs(game: StoredGame) -> list[tuple[str, str]]:
+    bots = sorted({s.bot for s in game.seats})
+    return [(a, b) for i, a in enumerate(bots) for b in bots[i + 1 :]]
+
+
 def choose_embedded(
-    games: Sequence[StoredGame], recs: Mapping[str, Mapping[str, Any]], budget: int
+    games: Sequence[StoredGame], recs: Mapping[str, Mapping[str, Any]], budget: int, cover: int = COVER_FACTOR
 ) -> dict[str, dict[str, Any]]:
     """The records the report carries: all when they fit in ``budget`` bytes, else a few per pair.
 
-    Pairs take turns (every pair's first game, then every pair's second...),
-    so each head-to-head cell can open a game before any cell opens two.
+    First one game for every pair of bots (the smallest of its first few, a game of k players covering its
+    k(k-1)/2 pairs at once), even past ``budget``, up to ``cover`` times it: each head-to-head cell opens a game
+    from the page alone. Then, within ``budget``, pairs take turns (every pair's next game, and the next...).
     """
     chosen: dict[str, dict[str, Any]] = {}
     used = 0
+    slims: dict[str, tuple[dict[str, Any], int]] = {}
 
-    def take(key: str) -> bool:
+    def slim(key: str) -> tuple[dict[str, Any], int]:
+        if key not in slims:
+            record = slim_record(recs[key])
+            slims[key] = (record, len(_compact(record)))
+        return slims[key]
+
+    def take(key: str, limit: int) -> bool:
         nonlocal used
         if key in chosen or key not in recs:
             return True
-        slim = slim_record(recs[key])
-        size = len(_compact(slim))
-        if used + size > budget:
+        record, size = slim(key)
+        if used + size > limit:
             return False
-        chosen[key] = slim
+        chosen[key] = record
         used += size
         return True
 
     by_pair: dict[tuple[str, str], list[str]] = {}
+    pairs_of: dict[str, list[tuple[str, str]]] = {}
     for g in games:
-        bots = sorted({s.bot for s in g.seats})
-        for i, a in enumerate(bots):
-            for b in bots[i + 1 :]:
-                by_pair.setdefault((a, b), []).append(g.ref)
-    depth = 0
+        pairs_of[g.ref] = _pairs(g)
+        for pair in pairs_of[g.ref]:
+            by_pair.setdefault(pair, []).append(g.ref)
+    covered: set[tuple[str, str]] = set()
+    for pair, keys in by_pair.items():
+        candidates = [k for k in keys[:COVER_CANDIDATES] if k in recs]
+        if pair in covered or not candidates:
+            continue
+        best = min(candidates, key=lambda k: (slim(k)[1], k))
+        if take(best, cover * budget):
+            covered.update(pairs_of[best])
+    depth = 0  # the games already carried are skipped
     while True:
         progressed = False
         for keys in by_pair.values():
             if depth < len(keys):
                 progressed = True
-                if not take(keys[depth]):
+                if not take(keys[depth], budget):
                     return chosen
         if not progressed:
             return chosen
         depth += 1
+
+
+def pairs_carried(games: Sequence[StoredGame], embedded: Mapping[str, Any]) -> list[int]:
+    """How many pairs of bots have a game in the page, of how many pairs met."""
+    met = {pair for g in games for pair in _pairs(g)}
+    carried = {pair for g in games if g.ref in embedded for pair in _pairs(g)}
+    return [len(carried & met), len(met)]
 
 
 def collect(folder: Path, options: ReportOptions | None = None) -> dict[str, Any]:
@@ -376,6 +422,7 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         )
     embedded = choose_embedded(games, recs, options.record_budget)
     gate = store.info("gate")
+    versions = current_table(tables, current, store.version_history(), configured).versions
     return {
         "format": FORMAT,
         "title": store.info("name") or folder.name,
@@ -398,13 +445,33 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         "results": results,
         "files": {g.ref: g.file_name for g in games},
         "embedded": embedded,
+        "pairs_carried": pairs_carried(games, embedded),
         "history": _history(games, order, names, rating, options.history_points),
         "per_bot": per_bot,
         "gate": gate_summary(gate) if isinstance(gate, dict) else None,
-        "versions": current_table(tables, current, store.version_history(), configured).versions,
+        "versions": versions,
+        "labels": version_labels(names, versions, current),
+        # each row's bot, for its versions' list in the per-bot section (an old version's row is ``bot@version``)
+        "version_of": {
+            v["bot"] if current.get(v["bot"]) == v["version"] else label(v["bot"], v["version"]): v["bot"]
+            for v in versions
+        },
         "presets": {k: dict(v) for k, v in PRESETS.items()},
         "time_bins_ms": list(TIME_BINS_MS),
     }
+
+
+def version_labels(
+    names: Sequence[str], versions: Sequence[Mapping[str, Any]], current: Mapping[str, str]
+) -> dict[str, str]:
+    """How the page names an older version's row (``low@3f2a9c1b0d4e`` in the fit): ``low (v1, older)``, so it
+    does not read as another bot; the current versions keep their plain names."""
+    out = {}
+    for v in versions:
+        name = label(v["bot"], v["version"])
+        if current.get(v["bot"]) != v["version"] and name in names:
+            out[name] = f"{v['bot']} (v{v['number']}, older)"
+    return out
 
 
 def gate_summary(info: Mapping[str, Any]) -> dict[str, Any]:

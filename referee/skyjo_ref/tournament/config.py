@@ -27,7 +27,7 @@ from skyjo_bot.address import check_address
 from skyjo_bot.loader import split_spec
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, TimeControl, TimeControlError
 
-from skyjo_ref.botcheck import BotFileError, check_bot_file
+from skyjo_ref.botcheck import BotFileError, check_bot_file, check_bot_place
 from skyjo_ref.botfiles import BotLinkError, check_links
 from skyjo_ref.bots import BUILTIN_BOTS
 from skyjo_ref.checkbot.before import CHECK_LEVELS
@@ -898,14 +898,19 @@ def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:
         file = Path(target).expanduser()
         if not file.is_absolute():
             file = base / file
-        if not file.is_file():
+        if not file.exists():
             raise check.fail(path, f"file {file} does not exist: expected a Python bot file (path/bot.py[:Class])")
-        try:  # a syntax error or a missing class is the user's to fix now, not a bot process that keeps crashing
-            check_bot_file(file, cls or None)
+        try:  # a folder, a syntax error, no bot or a missing class: the user's to fix now, not a crashing process
+            check_bot_file(file, cls or None, given=target)
         except BotFileError as exc:
             raise check.fail(path, str(exc)) from None
         return f"{file.resolve()}:{cls}" if cls else str(file.resolve())
     if not cls:
+        try:  # a folder or a file of another language named without a path separator: say what it is
+            if (base / target).exists():
+                check_bot_place(base / target, target)
+        except BotFileError as exc:
+            raise check.fail(path, str(exc)) from None
         raise check.fail(path, f"{spec!r} is neither a .py file nor module:Class: expected path/bot.py or module:Class")
     if not all(part.isidentifier() for part in target.split(".")):
         raise check.fail(path, f"{target!r} is not a module name: expected module:Class")

@@ -10,7 +10,6 @@ the merged tables equal the unsharded run's.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from skyjo_ref.tournament.store import (
     Store,
     StoreError,
     record_name,
+    short_setting,
 )
 
 #: What must agree between stores for their games to be merged (beside the fingerprint).
@@ -95,7 +95,7 @@ class MergeSummary:
 
 
 def _describe(value: Any) -> str:
-    return "not set" if value is None else json.dumps(value, sort_keys=True)
+    return "not set" if value is None else short_setting(value)
 
 
 def _kind(fingerprint: dict[str, Any]) -> str:
@@ -155,7 +155,11 @@ def merge(out: Path, sources: Sequence[Path], on_wait: Callable[[str], None] | N
         common = check_compatible(opened)
         target = Store(out, writer=True, on_wait=on_wait)  # StoreBusy: another run writes there
         try:
-            target.bind(common["fingerprint"], what="the stores to merge")
+            target.bind(
+                common["fingerprint"],
+                what="each store to merge",
+                remedy=f"they cannot be mixed; merge into another (new) OUT folder, or delete {out} first",
+            )
         except StoreError as exc:
             target.close()
             raise ShardError(str(exc)) from None

@@ -126,6 +126,13 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = ((2, _TO_2), (3, _TO_3))
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
 
+#: What a run that may not resume a store can do (a command without ``--output``/``--new`` says its own).
+RESUME_REMEDY: Final = "they cannot be mixed; use another output folder (--output DIR), or --new to set them aside"
+#: A store refused for other settings names at most this many of them, each value at most this long.
+MISMATCHES_SHOWN: Final = 3
+SETTING_CHARS: Final = 40
+
+
 class StoreError(UsageError):
     """A folder that is not a usable store, or one whose results the config would contradict."""
 
@@ -410,8 +417,9 @@ class Store:
         return None if raw is None else dict(json.loads(raw))
 
     @_locked
-    def bind(self, fingerprint: Mapping[str, Any], what: str = "this config") -> None:
-        """Remember what the results mean; refuse a different meaning, saying what changed."""
+    def bind(self, fingerprint: Mapping[str, Any], what: str = "this config", remedy: str = RESUME_REMEDY) -> None:
+        """Remember what the results mean; refuse a different meaning in one line: what changed (the first few
+        settings, their values shortened) and ``remedy``, what to do about it."""
         stored = self.fingerprint()
         wanted = json.loads(json.dumps(fingerprint, sort_keys=True))
         if stored is None:
@@ -426,15 +434,14 @@ class Store:
             )
             return
         if changed:
+            found = [leaf for k in changed for leaf in _differences(k, stored.get(k), wanted.get(k))]
             detail = "; ".join(
-                f"{key}: stored {json.dumps(old, sort_keys=True)}, {what} has {json.dumps(new, sort_keys=True)}"
-                for k in changed
-                for key, old, new in _differences(k, stored.get(k), wanted.get(k))
+                f"{key}: stored {short_setting(old)}, {what} has {short_setting(new)}"
+                for key, old, new in found[:MISMATCHES_SHOWN]
             )
-            raise StoreError(
-                f"{self.folder} holds results played with other settings ({detail}): "
-                "they cannot be mixed; use another output folder, or --new to set the old results aside"
-            )
+            if len(found) > MISMATCHES_SHOWN:
+                detail += f"; and {len(found) - MISMATCHES_SHOWN} more"
+            raise StoreError(f"{self.folder} holds results played with other settings ({detail}): {remedy}")
 
     @_locked
     def set_info(self, key: str, value: Any) -> None:
@@ -727,6 +734,12 @@ def _with_versions(record: Mapping[str, Any], seats: Sequence[str], versions: Ma
     return out
 
 
+def short_setting(value: Any) -> str:
+    """A stored setting for a one-line message: its JSON, cut to :data:`SETTING_CHARS` (a bot list, a rules map)."""
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= SETTING_CHARS else text[: SETTING_CHARS - 1] + "…"
+
+
 def _differences(key: str, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
     """The leaves that differ between two settings, by dotted name (``rules.column_clear``), not whole mappings."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -755,6 +768,7 @@ def open_run_store(
     new: bool = False,
     on_wait: Callable[[str], None] | None = None,
     on_set_aside: Callable[[Path], None] | None = None,
+    remedy: str = RESUME_REMEDY,
 ) -> Store:
     """The store a run (a tournament, a gate) writes: its writer lock held (:class:`StoreBusy`, exit 6, when
     another run has it), bound to ``fingerprint`` (:class:`StoreError` when the stored results mean something
@@ -767,7 +781,7 @@ def open_run_store(
             on_set_aside(moved)
     store = Store(folder, writer=True, on_wait=on_wait)
     try:
-        store.bind(fingerprint, what=what)
+        store.bind(fingerprint, what=what, remedy=remedy)
     except StoreError:
         store.close()
         raise

@@ -34,6 +34,8 @@
   const compact = (v) => (v >= 10000 ? `${(v / 1000).toFixed(v >= 100000 ? 0 : 1)}k` : String(v));
   /* A series colour: golden-angle hues, so neighbours in any order differ; two lightnesses past 12. */
   const seriesColour = (i) => `hsl(${Math.round((i * 137.508) % 360)}, 70%, ${i % 2 ? 34 : 44}%)`;
+  /* A row's name as the page shows it: an older version of a bot is labelled so ("greedy (v1, older)"). */
+  const display = (name) => (DATA.labels && DATA.labels[name]) || name;
   const joinWith = (parts, sep) => parts.reduce((acc, x) => acc.concat(acc.length ? [sep, x] : [x]), []);
 
   /* Contrast (WCAG) of a text colour on a background, both [r, g, b] 0..255. */
@@ -110,7 +112,8 @@
     const body = rows.map(({ r, i }) => {
       let bar = "—";
       if (r.elo !== null) {
-        const g = svg("svg", { width: W, height: 14, class: "ci", role: "img" });
+        const g = svg("svg", { width: W, height: 14, class: "ci", role: "img",
+          "aria-label": `${r.name}: Elo ${fmt(r.elo, 1)}, 95% interval ${fmt(r.elo_low, 1)} to ${fmt(r.elo_high, 1)}` });
         if (r.elo_low !== null && r.elo_high !== null) {
           g.append(svg("line", { x1: x(r.elo_low), x2: x(r.elo_high), y1: 7, y2: 7, class: "ci-bar" }));
           g.append(svg("line", { x1: x(r.elo_low), x2: x(r.elo_low), y1: 3, y2: 11, class: "ci-bar" }));
@@ -122,7 +125,7 @@
       }
       return el("tr", { "data-bot": r.name },
         el("td", { "data-col": "rank" }, i + 1),
-        el("td", { "data-col": "name", title: r.name }, el("a", { href: "#bots", onclick: () => showBot(r.name) }, r.name)),
+        el("td", { "data-col": "name", title: display(r.name) }, el("a", { href: "#bots", onclick: () => showBot(r.name) }, display(r.name))),
         el("td", { "data-col": "elo", "data-value": r.elo }, fmt(r.elo, 1)),
         el("td", { "data-col": "interval", "data-low": r.elo_low, "data-high": r.elo_high }, bar),
         el("td", { "data-col": "games", "data-value": r.games },
@@ -146,7 +149,7 @@
     const strong = cell[4] < DATA.significant_p;
     const t = Math.min(1, Math.abs(score - 0.5) * 2);
     if (score > 0.5) return strong ? hslRgb(212, 70, 48 - 18 * t) : hslRgb(208, 60, 88 - 12 * t);
-    return strong ? hslRgb(28, 85, 52 - 14 * t) : hslRgb(32, 80, 88 - 12 * t);
+    return strong ? hslRgb(28, 85, 36 - 8 * t) : hslRgb(32, 80, 88 - 12 * t);  // 36% and darker: white text 5:1
   }
   /* Dark or white text, whichever contrasts more (at least 4.5:1 on any background). */
   function textOn(rgb) {
@@ -160,10 +163,10 @@
     const names = DATA.bots;
     const table = el("table", { class: "h2h" });
     table.append(el("thead", {}, el("tr", {}, el("th", { class: "corner" }, "row vs column"),
-      names.map((n) => el("th", { class: "col-label", title: n }, el("span", {}, n))))));
+      names.map((n) => el("th", { class: "col-label", title: display(n) }, el("span", {}, display(n)))))));
     const body = el("tbody");
     names.forEach((a, i) => {
-      const tr = el("tr", {}, el("th", { class: "row-label", title: a }, a));
+      const tr = el("tr", {}, el("th", { class: "row-label", title: display(a) }, display(a)));
       names.forEach((b, j) => {
         const cell = DATA.h2h[i][j];
         if (i === j || !cell) {
@@ -173,7 +176,7 @@
         const score = cellScore(cell);
         const sig = cell[4] < DATA.significant_p;
         const points = cell[1] + 0.5 * cell[2];
-        const text = `${a} vs ${b}: ${half(points)}/${cell[0]} — ${cell[1]} won, ${cell[2]} level, ${cell[3]} lost ` +
+        const text = `${display(a)} vs ${display(b)}: ${half(points)}/${cell[0]} — ${cell[1]} won, ${cell[2]} level, ${cell[3]} lost ` +
           `(score ${(100 * score).toFixed(1)}%, p = ${cell[4]}${sig ? ", significant" : ""})`;
         const bg = cellColour(cell);
         tr.append(el("td", { class: "cell" + (sig ? " sig" : "") + (score === 0.5 ? " level" : ""),
@@ -193,8 +196,8 @@
     const games = gamesOf(i, j);
     const panel = $("#h2h-detail");
     put(panel,
-      el("h3", {}, `${a} vs ${b}`),
-      el("p", {}, `${cell[0]} pairings: ${a} scored ${half(cell[1] + 0.5 * cell[2])}/${cell[0]} — ranked ahead ${cell[1]}, level ${cell[2]}, behind ${cell[3]} ` +
+      el("h3", {}, `${display(a)} vs ${display(b)}`),
+      el("p", {}, `${cell[0]} pairings: ${display(a)} scored ${half(cell[1] + 0.5 * cell[2])}/${cell[0]} — ranked ahead ${cell[1]}, level ${cell[2]}, behind ${cell[3]} ` +
         `(score ${(100 * cellScore(cell)).toFixed(1)}%, sign test p = ${cell[4]}; ` +
         `${cell[4] < DATA.significant_p ? "significant at 95%" : "not significant"}).`),
       pagedGames(games, { sort: "order", dir: 1, page: 0, id: "h2h-games" }));
@@ -230,7 +233,7 @@
     const labelAll = n <= 20;
     const shownLabels = DATA.bots.map((name, b) => labelAll || picked.has(name));
     const W = Math.max(300, Math.min(1300, host.clientWidth || 860));
-    const longest = Math.max(0, ...DATA.bots.filter((_, b) => shownLabels[b]).map((s) => textWidth(s, true)));
+    const longest = Math.max(0, ...DATA.bots.filter((_, b) => shownLabels[b]).map((s) => textWidth(display(s), true)));
     const R = longest ? Math.min(Math.round(W * 0.4), Math.ceil(longest) + 12) : 12;
     const fit = (name) => {  // a label cut to the margin, whole in its tooltip
       if (textWidth(name, true) <= R - 8) return name;
@@ -271,7 +274,7 @@
       if (line.length === 0) return;
       const cls = "series" + (picked.has(name) ? " picked" : someone ? " faded" : "");
       chart.append(svg("polyline", { points: line.join(" "), class: cls, stroke: seriesColour(b), "data-bot": name },
-        svg("title", {}, name)));
+        svg("title", {}, display(name))));
       const last = pts[pts.length - 1].elo[b];
       if (last !== null && shownLabels[b]) ends.push([y(last), name, b]);
     });
@@ -281,12 +284,12 @@
     ends.forEach(([yy], k) => ys.push(Math.max(yy, k ? ys[k - 1] + 12 : T + 4)));
     for (let k = ys.length - 1; k >= 0; k--) ys[k] = Math.min(ys[k], k === ys.length - 1 ? H - B : ys[k + 1] - 12);
     ends.forEach(([, name, b], k) => {
-      chart.append(svg("text", { x: W - R + 6, y: ys[k] + 4, class: "label" + (picked.has(name) ? " picked" : ""), fill: seriesColour(b), "data-bot": name }, fit(name), svg("title", {}, name)));
+      chart.append(svg("text", { x: W - R + 6, y: ys[k] + 4, class: "label" + (picked.has(name) ? " picked" : ""), fill: seriesColour(b), "data-bot": name }, fit(display(name)), svg("title", {}, display(name))));
     });
     const legend = el("div", { class: "legend-list", id: "history-legend" }, DATA.bots.map((name, b) =>
-      el("button", { class: "chip" + (picked.has(name) ? " picked" : ""), "data-bot": name, title: `highlight ${name}`,
+      el("button", { class: "chip" + (picked.has(name) ? " picked" : ""), "data-bot": name, title: `highlight ${display(name)}`,
         onclick: () => { if (picked.has(name)) picked.delete(name); else picked.add(name); renderHistory(); } },
-      el("span", { class: "swatch", style: `background:${seriesColour(b)}` }), name)));
+      el("span", { class: "swatch", style: `background:${seriesColour(b)}` }), display(name))));
     put(host, chart, el("p", { class: "note" }, `${DATA.rating.model_name} Elo (fitted and anchored as the leaderboard, without intervals) after each checkpoint, by ${DATA.history.by}` +
       ((DATA.history.runs || []).length ? "; a dashed line starts a run (a pause of more than 10 minutes)" : "") +
       `. Click a name to highlight its line${labelAll ? "" : " and label it"}${picked.size ? " (click again to clear)" : ""}.`), legend);
@@ -332,15 +335,31 @@
     const i = DATA.bots.indexOf(name);
     const rows = DATA.bots.map((other, j) => [other, j, DATA.h2h[i][j]]).filter((r) => r[2]);
     if (!rows.length) return el("p", {}, "No opponents yet.");
-    return el("div", { class: "scroll" }, el("table", { class: "opponents", id: "opponents" },
-      el("thead", {}, el("tr", {}, ["opponent", "score", "%", "ahead", "level", "behind", "p", ""].map((h) => el("th", {}, h)))),
+    return el("div", { class: "scroll", tabindex: 0 }, el("table", { class: "opponents", id: "opponents" },
+      el("thead", {}, el("tr", {}, ["opponent", "score", "%", "ahead", "level", "behind", "p"].map((h) => el("th", {}, h)), el("th", {}, el("span", { class: "sr-only" }, "games")))),
       el("tbody", {}, rows.map(([other, j, c]) => el("tr", { "data-opponent": other },
-        el("td", { "data-col": "name" }, other),
+        el("td", { "data-col": "name" }, display(other)),
         el("td", { "data-col": "score" }, `${half(c[1] + 0.5 * c[2])}/${c[0]}`),
         el("td", {}, (100 * cellScore(c)).toFixed(1)),
         el("td", {}, c[1]), el("td", {}, c[2]), el("td", {}, c[3]),
         el("td", { class: c[4] < DATA.significant_p ? "sig" : "" }, c[4]),
         el("td", {}, el("button", { class: "open", onclick: () => { $("#h2h").scrollIntoView(); openCell(i, j); } }, "games")))))));
+  }
+
+  /* Every version of the chosen bot, oldest first, with its Elo (an old version is rated with its own games). */
+  function versionsTable(name) {
+    const bot = (DATA.version_of || {})[name];
+    const rows = (DATA.versions || []).filter((v) => v.bot === bot);
+    if (rows.length < 2) return null;
+    return el("div", {}, el("h3", {}, `Versions of ${bot} (${rows.length})`),
+      el("div", { class: "scroll", tabindex: 0 }, el("table", { class: "versions", id: "versions" },
+        el("thead", {}, el("tr", {}, ["", "version", "games", "Elo", "95% interval"].map((h, k) => el("th", {}, k ? h : el("span", { class: "sr-only" }, "number"))))),
+        el("tbody", {}, rows.map((v) => el("tr", { "data-version": v.version, class: v.current ? "current" : "" },
+          el("td", {}, `v${v.number}${v.current ? " (current)" : ""}`),
+          el("td", { "data-col": "name", title: v.version }, v.version.length > 24 ? v.version.slice(0, 23) + "…" : v.version),
+          el("td", {}, v.games),
+          el("td", { "data-col": "elo", "data-value": v.elo }, fmt(v.elo, 1)),
+          el("td", {}, v.elo_low === null ? "—" : `${fmt(v.elo_low)} – ${fmt(v.elo_high)}`)))))));
   }
 
   function renderBot() {
@@ -366,16 +385,17 @@
         el("div", {}, el("b", {}, "ended a round "), `${b.finished} times (${pct(b.finished, b.rounds)} of its rounds)`),
         el("div", {}, el("b", {}, "finisher penalty "), `${b.penalised} of those ${b.finished} (${pct(b.penalised, b.finished)})`),
         el("div", {}, el("b", {}, "decisions "), d.count ? `${d.count}: median ${d.median} ms, 90% ${d.p90} ms, 99% ${d.p99} ms, max ${d.max} ms` : "no times in these records")),
+      versionsTable(name),
       el("h3", {}, "Against each opponent"),
       opponentsTable(name),
       el("div", { class: "charts" },
         bars(t.counts, totalLabels, { title: `game totals (mean ${fmt(t.mean, 1)})`, width: width }),
         bars(d.bins, timeLabels, { title: "decision time, ms (a bar: up to its label; log scale)", cls: "bar time", log: true, width: width })),
       el("h3", {}, `Faults (${b.fault_count})`),
-      b.faults.length === 0 ? el("p", {}, "None.") : el("div", { class: "scroll" }, el("table", { class: "faults" },
+      b.faults.length === 0 ? el("p", {}, "None.") : el("div", { class: "scroll", tabindex: 0 }, el("table", { class: "faults" },
         el("thead", {}, el("tr", {}, el("th", {}, "kind"), el("th", {}, "game"), el("th", {}, "round"), el("th", {}, "action"), el("th", {}, "detail"))),
         el("tbody", {}, b.faults.map((f) => el("tr", {}, el("td", {}, f.kind),
-          el("td", {}, f.game ? el("a", { href: "#viewer", class: "fault-link", onclick: (e) => { e.preventDefault(); openGame(f.game, f.round, f.action); } }, f.game) : "—"),
+          el("td", {}, f.game && (BY_KEY.has(f.game) || loaded.has(f.game)) ? el("a", { href: "#viewer", class: "fault-link", onclick: (e) => { e.preventDefault(); openGame(f.game, f.round, f.action); } }, f.game) : "—"),
           el("td", { "data-col": "round" }, f.round === null || f.round === undefined ? "—" : f.round + 1),
           el("td", {}, f.action === null || f.action === undefined ? "—" : f.action + 1),
           el("td", {}, f.detail)))))),
@@ -385,7 +405,7 @@
   function renderBots() {
     const select = $("#bot-select");
     if (!select) return;
-    put(select, ...DATA.bots.map((n) => el("option", { value: n }, n)));
+    put(select, ...DATA.bots.map((n) => el("option", { value: n }, display(n))));
     select.addEventListener("change", renderBot);
     renderBot();
   }
@@ -452,14 +472,14 @@
       const shown = sorted.slice(state.page * PAGE, (state.page + 1) * PAGE);
       const th = (id, label) => el("th", { "data-sort": id, class: "sortable" + (state.sort === id ? (state.dir > 0 ? " sorted asc" : " sorted desc") : ""),
         title: "sort", onclick: () => { state.dir = state.sort === id ? -state.dir : 1; state.sort = id; state.page = 0; draw(); } }, label);
-      const name = (b) => DATA.bots[b];
+      const name = (b) => display(DATA.bots[b]);
       const pager = el("div", { class: "pager" },
         el("button", { class: "prev", disabled: state.page === 0 ? "" : null, onclick: () => { state.page--; draw(); } }, "‹ previous"),
         el("span", { class: "page-of" }, `page ${state.page + 1} of ${pages} · ${sorted.length} games`),
         el("button", { class: "next", disabled: state.page >= pages - 1 ? "" : null, onclick: () => { state.page++; draw(); } }, "next ›"));
-      put(host, pager, el("div", { class: "scroll" }, el("table", { class: "games" },
+      put(host, pager, el("div", { class: "scroll", tabindex: 0 }, el("table", { class: "games" },
         el("thead", {}, el("tr", {}, th("order", "#"), th("key", "game"), el("th", {}, "seats: total (rank)"), th("winner", "winner"),
-          th("forfeits", "forfeits"), th("strikes", "strikes"), th("rounds", "rounds"), el("th", {}, ""))),
+          th("forfeits", "forfeits"), th("strikes", "strikes"), th("rounds", "rounds"), el("th", {}, el("span", { class: "sr-only" }, "open")))),
         el("tbody", {}, shown.map((g) => el("tr", { "data-game": g.key },
           el("td", {}, g.order + 1),
           el("td", { class: "key" }, g.key),
@@ -508,6 +528,7 @@
     if (record) { showRecord(key, record, at); return; }
     const file = (DATA.files || {})[key];
     const host = $("#viewer-body");
+    if (!file) { showProblem(`Game ${key} is not in this report's store: there is no record to open.`); return; }
     const picker = el("input", { type: "file", accept: ".json,application/json", id: "record-file" });
     picker.addEventListener("change", () => {
       const f = picker.files[0];
@@ -517,7 +538,7 @@
     const ask = () => put(host, el("div", { class: "problem" },
       el("p", {}, `This page does not carry game ${key}. A page opened from disk may not read other files, ` +
         `so choose ${DATA.records_dir}/${file} here (it sits next to the report in the run's folder):`), picker));
-    if (location.protocol === "file:" || !file) { ask(); return; }  // browsers refuse file:// fetches
+    if (location.protocol === "file:") { ask(); return; }  // browsers refuse file:// fetches
     put(host, el("p", {}, `Loading ${DATA.records_dir}/${file} …`));
     const url = `${DATA.records_dir}/${encodeURIComponent(file)}`;
     fetch(url).then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
@@ -606,10 +627,10 @@
     }
     const table = el("table", { class: "round-scores" },
       el("thead", {}, el("tr", {}, el("th", {}, "round"), Array.from({ length: rounds }, (_, k) => el("th", {}, k + 1)), el("th", {}, "total"))),
-      el("tbody", {}, r.players.map((name, p) => el("tr", {}, el("th", { style: `color:${seriesColour(p)}` }, name),
+      el("tbody", {}, r.players.map((name, p) => el("tr", {}, el("th", {}, el("span", { class: "swatch", style: `background:${seriesColour(p)}`, "aria-hidden": "true" }), name),
         Array.from({ length: rounds }, (_, k) => el("td", {}, k < doneRounds ? view.table.positions[k][view.table.positions[k].length - 1].scores[p] : "")),
         el("td", {}, totals[totals.length - 1][p])))));
-    return el("div", { class: "score-area" }, chart, el("div", { class: "scroll" }, table));
+    return el("div", { class: "score-area" }, chart, el("div", { class: "scroll", tabindex: 0 }, table));
   }
 
   function drawViewer() {
@@ -675,6 +696,9 @@
     const doneRounds = view.round + (pos.over ? 1 : 0);
     $("#v-where").textContent = `round ${view.round + 1}/${r.rounds.length}, ` + (pos.over ? `over (${rnd.actions.length} actions)` : `action ${view.done}/${rnd.actions.length}`);
     $("#v-timeline").value = step;
+    // the totals as of the position shown (the final ones only at the end: no spoilers while stepping)
+    $("#v-head-totals").textContent = (atEnd && r.result ? "final totals " : pos.over ? `totals after round ${view.round + 1}: ` :
+      view.round ? `totals after round ${view.round}: ` : "totals ") + pos.totals.join(", ");
     const hash = `#game=${encodeURIComponent(view.key)}&step=${step}`;
     $("#v-link").setAttribute("href", hash);
     put($("#viewer-state"),
@@ -694,17 +718,17 @@
     const r = view.record;
     const timeline = el("input", { type: "range", id: "v-timeline", min: 0, max: lastStep(), value: 0, "aria-label": "timeline" });
     timeline.addEventListener("input", () => { pause(); [view.round, view.done] = positionOf(Number(timeline.value)); drawViewer(); });
-    const speed = el("select", { id: "v-speed", title: "actions a second" }, [1, 2, 4, 8, 16].map((v) => el("option", { value: v, selected: v === view.speed ? "" : null }, `${v}/s`)));
+    const speed = el("select", { id: "v-speed" }, [1, 2, 4, 8, 16].map((v) => el("option", { value: v, selected: v === view.speed ? "" : null }, `${v}/s`)));
     speed.addEventListener("change", () => { view.speed = Number(speed.value); });
     const faceUp = el("input", { type: "checkbox", id: "v-faceup", checked: view.faceUp ? "" : null });
     faceUp.addEventListener("change", () => { view.faceUp = faceUp.checked; drawViewer(); });
     const button = (id, title, how, text) => el("button", { id: id, title: title, onclick: () => step_(how) }, text);
     put($("#viewer-body"),
-      el("div", { class: "viewer-head" }, el("b", {}, view.key), ` — ${r.players.join(" vs ")}; ` +
-        (r.result ? `totals ${r.result.totals.join(", ")}` : "unfinished")),
+      el("div", { class: "viewer-head" }, el("b", {}, view.key), ` — ${r.players.join(" vs ")}; `,
+        el("span", { id: "v-head-totals" }, ""), r.result ? "" : " (unfinished record)"),
       el("div", { class: "controls" },
         el("button", { id: "v-play", title: "play / pause (space)", onclick: () => (view.timer ? pause() : play()) }, "▶ play"),
-        speed,
+        el("label", { for: "v-speed", class: "speed" }, "speed ", speed),
         button("v-first", "start (Home)", "home", "|‹"),
         button("v-prev-round", "previous round (PageUp / ↑)", "round-", "« round"),
         button("v-prev", "previous action (←)", "-", "‹ action"),
@@ -809,5 +833,5 @@
   };
   openFromHash();
   window.addEventListener("hashchange", openFromHash);
-  window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA };
+  window.skyjoReport = { openGame: openGame, step: step_, view: view, data: DATA, renderHeadToHead: renderHeadToHead };
 })();
