@@ -183,8 +183,7 @@ def _finished(
     for note in summary.notes:
         stderr.print(f"note: {note}", highlight=False)
     stderr.print(
-        f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
-        "results in:",
+        f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; results in:",
         highlight=False,
     )
     # the folder on a line of its own: a long path never wraps mid-name in an 80-column terminal
