@@ -39,6 +39,7 @@ from typing import Any
 from skyjo_ref import records
 from skyjo_ref.execution.dask_backend import BATCH, backend_factory, in_flight
 from skyjo_ref.execution.executor import Executor
+from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import TournamentConfig, parse_config
 from skyjo_ref.tournament.schedule import GameId
@@ -196,7 +197,7 @@ def writer_costs(stored: list[tuple[GameId, dict[str, Any]]], rounds: int) -> di
                 batches = [stored[i : i + size] for i in range(0, len(stored), size)]
                 c0, t0 = time.process_time(), time.perf_counter()
                 for batch in batches:
-                    target.add_games([(game, "s", record, 0.0) for game, record in batch])
+                    target.add_games([PlayedGame(game, "s", record, 0.0) for game, record in batch])
                 wall[size].append(1000 * (time.perf_counter() - t0) / len(stored))
                 cpu[size].append(1000 * (time.process_time() - c0) / len(stored))
     out: dict[str, Any] = {"replay_ms": replay_ms, "games": len(stored), "rounds": rounds}

@@ -17,6 +17,7 @@ from typing import Any
 
 from skyjo_bot.types import Rules
 from skyjo_ref.bots import make_builtin
+from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.records import game_to_record
 from skyjo_ref.rules import Game
 from skyjo_ref.seating import design
@@ -143,6 +144,6 @@ def mixed_size_store(
                     game = GameId(table, deal, rotation)
                     seed = f"{k}/{deal}"
                     record = play(game.seats, seed, [kinds[b] for b in game.seats], rules)
-                    batch.append((game, seed, record, 0.01))
+                    batch.append(PlayedGame(game, seed, record, 0.01))
     store.add_games(batch)
     return store

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,7 +35,7 @@ def _games(count: int) -> list[GameId]:
 
 def _played(game: GameId) -> PlayedGame:
     seed = f"seed-{game.deal}"
-    return (game, seed, _record(game.seats, seed), 0.1)
+    return PlayedGame(game, seed, _record(game.seats, seed), 0.1)
 
 
 def _statements(store: Store) -> list[str]:
@@ -57,7 +58,8 @@ def test_a_batch_is_one_transaction_and_a_game_twice_is_stored_once(tmp_path: Pa
         assert [s.id for s in stored] == [*games, games[3]]
         assert store.count() == 16 and len(store.games()) == 16
         assert all(len(g.seats) == 2 for g in store.games())
-        again = store.add_game(*batch[5])  # a batch of one: the same path
+        played = batch[5]
+        again = store.add_game(played.game, played.deal_seed, played.record, played.duration_s)  # a batch of one
         assert again == stored[5] and store.count() == 16
         assert statements.count("COMMIT") == 2
         assert store.games() == sorted(stored[:16], key=lambda g: g.id.key)
@@ -65,18 +67,17 @@ def test_a_batch_is_one_transaction_and_a_game_twice_is_stored_once(tmp_path: Pa
 
 def test_a_refused_record_is_not_stored_but_the_rest_of_its_batch_is(tmp_path: Path) -> None:
     good = [_played(g) for g in _games(4)]
-    game, seed, record, duration = good[1]
-    tampered = copy.deepcopy(dict(record))
+    tampered = copy.deepcopy(dict(good[1].record))
     tampered["result"]["totals"][0] += 1  # does not replay
-    wrong_players = (GameId(("a", "b"), 9, 0), "t", _record(("x", "y"), "t"), 0.1)
+    wrong_players = PlayedGame(GameId(("a", "b"), 9, 0), "t", _record(("x", "y"), "t"), 0.1)
     with Store(tmp_path / "out") as store:
         statements = _statements(store)
         with pytest.raises(RecordError, match="totals"):  # the first refusal is the one raised
-            store.add_games([good[0], (game, seed, tampered, duration), good[2], wrong_players, good[3]])
+            store.add_games([good[0], dataclasses.replace(good[1], record=tampered), good[2], wrong_players, good[3]])
         assert statements.count("COMMIT") == 1
-        assert store.finished_keys() == {good[0][0].key, good[2][0].key, good[3][0].key}
+        assert store.finished_keys() == {good[0].game.key, good[2].game.key, good[3].game.key}
         files = {p.name for p in (tmp_path / "out" / "games").iterdir()}
-        assert files == {good[i][0].file_name() for i in (0, 2, 3)}
+        assert files == {good[i].game.file_name() for i in (0, 2, 3)}
         with pytest.raises(StoreError, match="players"):
             store.add_games([wrong_players])
         assert store.count() == 3
@@ -126,7 +127,7 @@ class _HeldStore:
         self.batches: list[list[str]] = []
 
     def add_games(self, batch: Sequence[PlayedGame]) -> list[StoredGame]:
-        self.batches.append([game.key for game, _, _, _ in batch])
+        self.batches.append([played.game.key for played in batch])
         if len(self.batches) == 1:
             self.entered.set()
             assert self.release.wait(WAIT_S)

@@ -31,7 +31,6 @@ from skyjo_ref.env import (
     field_offsets,
     observation_size,
 )
-from skyjo_ref.env.encoding import ObservationEncoder
 from skyjo_ref.env.single import default_action as env_default_action
 from skyjo_ref.match import (
     InProcessSeat,
@@ -156,22 +155,6 @@ def test_the_fast_encoding_is_the_encoding_of_game_view_at_every_step(
     assert {"reveal", "swap", "discard", "take", "draw", "round_end", "final_reveal"} <= kinds
     if players == 8:  # these seeds also cover a reshuffle and a cleared column
         assert {"reshuffle", "column_cleared"} <= kinds
-
-
-def test_the_view_fed_encoder_is_the_reference_encoding_too() -> None:
-    # ObservationEncoder (for code that has only views, such as a bot at the referee) stays exact
-    env = SkyjoEnv(3, "french")
-    env.reset(seed=11)
-    game = env.game
-    assert game is not None
-    encoder = ObservationEncoder(3, env.rules)
-    rng = random.Random(11)
-    while not game.over:
-        for seat in range(3):
-            view = game.view(seat)
-            np.testing.assert_array_equal(encoder.encode(view), encode_view(view))
-        legal = game.legal_actions()
-        env.step(action_index(legal[rng.randrange(len(legal))]))
 
 
 @pytest.mark.parametrize("pure_python", [False, True], ids=["compiled", "pure-python"])

@@ -32,6 +32,7 @@ from report_stores import mixed_size_store, play, round_robin_store
 from skyjo_bot import Action, Bot, View
 from skyjo_bot.types import TimeControl
 from skyjo_ref.bots import make_builtin
+from skyjo_ref.execution.types import PlayedGame
 from skyjo_ref.match import GameSetup, InProcessSeat, play_game
 from skyjo_ref.records import save
 from skyjo_ref.report import ReportOptions, collect, render, write_game, write_report
@@ -861,7 +862,7 @@ def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bots = ["greedy", "greedy2", "random", "random2"]
     store = mixed_size_store(folder, bots, [2, 3, 4], deals=2, rating={**rating, "interval": "normal"})
     late = [GameId(("greedy", "late"), 0, r) for r in range(2)]
-    store.add_games([(g, "2/0", play(g.seats, "2/0", ["greedy", "random"]), 0.01) for g in late])
+    store.add_games([PlayedGame(g, "2/0", play(g.seats, "2/0", ["greedy", "random"]), 0.01) for g in late])
     store.close()
     write_report(folder, folder / "report.html")
     return folder

@@ -63,7 +63,7 @@ def test_a_sample_is_balanced_and_deterministic(league: tuple[int, int, int], se
     random.Random(seed).shuffle(shuffled)
     assert sampled_tables(shuffled, k, meetings, seed) == tables  # the config's order does not matter
     # every bot sits in every seat equally often: once per seat in each block it plays
-    games = league_games(tables, k, 2)
+    games = league_games(tables, 2)
     seats: Counter[tuple[str, int]] = Counter()
     for game in games:
         seats.update((bot, seat) for seat, bot in enumerate(game.seats))
@@ -102,7 +102,7 @@ def test_base_tables_cover_every_distance_within_one(n: int, k: int, meetings: i
 
 def test_shards_partition_a_sample() -> None:
     tables = sampled_tables(names(30), 4, 1, 3)
-    games = league_games(tables, 4, 2)
+    games = league_games(tables, 2)
     shards = [Shard(i, 7).select(games) for i in range(1, 8)]
     assert sorted(g for shard in shards for g in shard) == sorted(games)  # every game in exactly one shard
     blocks = [len({g.block for g in shard}) for shard in shards]
@@ -123,11 +123,11 @@ def test_adding_a_bot_keeps_game_identities() -> None:
     """The sample is recomputed (the circle has one more point), but game keys name only their table."""
     before = sampled_tables(names(12), 3, 1, 7)
     after = sampled_tables(names(13), 3, 1, 7)
-    old_keys = {g.key for g in league_games(before, 3, 2)}
-    new_keys = {g.key for g in league_games(after, 3, 2)}
+    old_keys = {g.key for g in league_games(before, 2)}
+    new_keys = {g.key for g in league_games(after, 2)}
     # a kept table is the same games; a table no longer sampled is an extra (still counted) game
     for table in set(before) & set(after):
-        keys = {g.key for g in league_games([table], 3, 2)}
+        keys = {g.key for g in league_games([table], 2)}
         assert keys <= old_keys and keys <= new_keys
 
 

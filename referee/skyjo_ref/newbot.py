@@ -32,6 +32,8 @@ from typing import Any, Final
 
 import skyjo_bot
 
+from skyjo_ref.errors import UsageError
+
 #: Where the SDKs live: the repository's sdk/ folder (the one skyjo_bot is in).
 SDK_ROOT: Final = Path(skyjo_bot.__file__).resolve().parent.parent
 #: A bot's name, as a league config takes it.
@@ -43,7 +45,7 @@ LEAGUE_SEED: Final = "new-bot-1"
 LEAGUE_DEALS: Final = 10
 
 
-class NewBotError(ValueError):
+class NewBotError(UsageError):
     """A project that cannot be made; the message says what is wrong and what is expected."""
 
 

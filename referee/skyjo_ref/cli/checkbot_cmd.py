@@ -19,7 +19,6 @@ from skyjo_ref.checkbot import CASES, Result, check_bot, read_expected_failures,
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import folder_from_cli, table_console
 from skyjo_ref.cli.plain import print_table
-from skyjo_ref.errors import BotSpecError, ConfigError
 from skyjo_ref.players import BotSpec, parse_bot_spec
 from skyjo_ref.sandbox import SandboxUnavailable
 from skyjo_ref.tournament.config import load_config
@@ -108,10 +107,7 @@ def bot_to_check(text: str | None, name: str | None) -> BotSpec:
     if name is not None or text.endswith((".yaml", ".yml")):
         spec = _from_config(text, name)
     else:
-        try:
-            spec = parse_bot_spec(text)
-        except BotSpecError as exc:
-            raise errors.UserError(str(exc)) from None
+        spec = parse_bot_spec(text)  # BotSpecError: a usage error, printed as it is
     if spec.kind == "builtin":
         raise errors.UserError(
             f"{spec.name!r} is a built-in bot: it plays inside the referee and speaks no protocol, so there is "
@@ -125,10 +121,7 @@ def bot_to_check(text: str | None, name: str | None) -> BotSpec:
 
 
 def _from_config(path: str, name: str | None) -> BotSpec:
-    try:
-        config = load_config(path)
-    except ConfigError as exc:
-        raise errors.UserError(str(exc)) from None
+    config = load_config(path)  # ConfigError: a usage error, printed as it is
     names = ", ".join(b.name for b in config.bots)
     if name is None:
         raise errors.UserError(f"{path} is a league config: name its bot with --bot NAME (one of {names})")

@@ -19,9 +19,8 @@ from typing import Annotated, Any, Final
 
 import typer
 from rich.console import Console
-from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, TimeControl
+from skyjo_bot.types import TimeControl
 
-from skyjo_ref.botfiles import BotLinkError, check_links
 from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
@@ -54,21 +53,27 @@ from skyjo_ref.cli.options import (
     stdout_taken,
     write_json,
 )
-from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import backend_for
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.gate.run import GateRun, run_gate
-from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, GateSpec, field_names, hypotheses_of, table_names
+from skyjo_ref.gate.spec import (
+    DEFAULT_MAX_GAMES,
+    GateSpec,
+    bot_from_text,
+    field_names,
+    hypotheses_of,
+    players_at_table,
+    table_names,
+)
 from skyjo_ref.gate.tracker import GateTracker
-from skyjo_ref.players import BotSpec, parse_bot_spec
-from skyjo_ref.sandbox import Isolation
+from skyjo_ref.players import BotSpec
 from skyjo_ref.seating import block_size
 from skyjo_ref.stats.sprt import Hypotheses
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoreError, open_run_store
+from skyjo_ref.tournament.store import Store, StoreError
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -78,51 +83,6 @@ EXIT_FOR: Final = {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED, "inconc
 
 def register(app: typer.Typer) -> None:
     app.command("gate")(gate)
-
-
-def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSpec:
-    """The bot ``text`` names; with ``in_process`` a Python bot plays inside this process (same games,
-    same verdict: neither ``in_process`` nor the isolation is part of the gate's fingerprint)."""
-    try:
-        spec = parse_bot_spec(text)
-    except BotSpecError as exc:
-        raise errors.UserError(f"{role}: {exc}") from None
-    if in_process and spec.kind == "python":
-        spec = dataclasses.replace(spec, in_process=True)
-    if spec.managed:
-        spec = dataclasses.replace(spec, sandbox=dataclasses.replace(spec.sandbox, isolation=isolation))
-    try:  # before any game: an isolated bot's links stay in its folder
-        check_links(spec)
-    except BotLinkError as exc:
-        raise errors.UserError(f"{role}: {exc}") from None
-    if spec.kind == "remote":
-        raise errors.UserError(
-            f"{role} {text!r}: the gate starts its bots itself; remote bots are not supported yet: "
-            "give a built-in bot, a Python file, module:Class or 'cmd:COMMAND'"
-        )
-    return spec
-
-
-def _players(given: int | None, field: list[str]) -> int:
-    """The table's size: ``--players-per-game``, or 2 + the ``--field`` bots when it is not given; checked against
-    the field."""
-    players = given if given is not None else 2 + len(field)
-    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise errors.UserError(
-            f"--players-per-game {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table"
-        )
-    if field and players == 2:
-        raise errors.UserError(
-            f"--field {field[0]!r} at --players-per-game 2: a field needs 3 or more players "
-            "(the candidate, the baseline and players-2 --field bots)"
-        )
-    if field and len(field) != players - 2:
-        given_text = f"{len(field)} --field bot{'s' if len(field) != 1 else ''}"
-        raise errors.UserError(
-            f"--players-per-game {players} with {given_text}: expected {players - 2} (players-2: the table is the "
-            "candidate, the baseline and the field)"
-        )
-    return players
 
 
 def gate(
@@ -246,11 +206,13 @@ def gate(
     stderr = Console(stderr=True, soft_wrap=True)
     stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
     isolation = isolation_from_cli(isolation_text, stderr)
-    cand = _spec(candidate, "candidate", in_process, isolation)
-    base = _spec(baseline, "baseline", in_process, isolation)
-    players = _players(old_spelling(players_given, players_alias, "--players-per-game", "--players"), field_texts or [])
+    cand = bot_from_text(candidate, "candidate", in_process, isolation)
+    base = bot_from_text(baseline, "baseline", in_process, isolation)
+    players = players_at_table(
+        old_spelling(players_given, players_alias, "--players-per-game", "--players"), field_texts or []
+    )
     out = old_spelling(output, output_alias, "--output", "--out")
-    field = tuple(_spec(text, f"--field {text!r}", in_process, isolation) for text in field_texts or [])
+    field = tuple(bot_from_text(text, f"--field {text!r}", in_process, isolation) for text in field_texts or [])
     for note in in_process_notes((cand, base, *field), in_process):
         typer.echo(note, err=True)
     hypotheses = hypotheses_of(preset, elo0, elo1, alpha, beta, elo_model)
@@ -280,7 +242,11 @@ def gate(
         check=check,
     )
     backend, spec = _backend(executor_text, spec)  # with a Dask executor, --in-process bots play inside the workers
-    store = _open_store(spec, new, stderr)
+    store = spec.open_store(
+        new,
+        on_wait=lambda m: stderr.print(f"note: {m}", highlight=False),
+        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
+    )
     if not errors.DEBUG:  # bot process faults are reported as notes and kept in the store
         logging.getLogger("skyjo_ref.players").setLevel(logging.ERROR)
     progress = GateProgress(stderr, plain, progress_every, progress_seconds)
@@ -391,22 +357,6 @@ class _Observer:
 
     def note(self, message: str) -> None:
         self.progress.note(message)
-
-
-def _open_store(spec: GateSpec, new: bool, stderr: Console) -> Store:
-    return open_run_store(
-        spec.output,
-        spec.fingerprint(),
-        what="this gate",
-        info={
-            "name": f"gate {spec.names[0]} vs {spec.names[1]}",
-            "bots": list(spec.seat_names),
-            "rating": {"anchor": spec.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": spec.seed},
-        },
-        new=new,
-        on_wait=lambda m: stderr.print(f"note: {m}", highlight=False),
-        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
-    )
 
 
 def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, GateSpec]:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from skyjo_ref.cli import errors
-from skyjo_ref.newbot import NewBotError, new_bot
+from skyjo_ref.newbot import new_bot
 
 
 def register(app: typer.Typer) -> None:
@@ -22,9 +22,7 @@ def new_bot_cmd(
 ) -> None:
     """Write a ready bot project: the reference strategy, a build script, a README and a league to play it in."""
     try:
-        name, language = new_bot(folder, lang)
-    except NewBotError as exc:
-        raise errors.UserError(str(exc)) from None
+        name, language = new_bot(folder, lang)  # NewBotError: a usage error, printed as it is
     except OSError as exc:
         raise errors.UserError(f"{folder}: cannot write the project: {exc.strerror or exc}") from None
     where = shlex.quote(str(folder))

@@ -7,52 +7,22 @@ import ipaddress
 import logging
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from skyjo_bot.address import check_address
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
-from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls, TlsError
-from skyjo_ref.server.config import (
-    MIN_MESSAGE_BYTES,
-    check_handshake_ms,
-    check_max_connections,
-    check_message_bytes,
-)
-from skyjo_ref.server.guard import MIN_TOKEN_CHARS, check_token
+from skyjo_ref.server import RefereeServer, ServerConfig, TlsError
+from skyjo_ref.server.config import MIN_MESSAGE_BYTES, CommandLine
+from skyjo_ref.server.guard import MIN_TOKEN_CHARS
 
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
-
-
-def _tokens(pairs: list[str]) -> dict[str, str]:
-    tokens: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, token = pair.partition("=")
-        if not sep or not name.strip() or not token.strip():
-            raise errors.UserError(
-                f"--token {pair!r}: expected NAME=TOKEN, e.g. --token tomas=8kG2vQx7LmN4pR1sT6wY3zA9"
-            )
-        try:
-            tokens[name.strip()] = check_token(token.strip(), f"--token {name.strip()}")
-        except ValueError as exc:
-            raise errors.UserError(str(exc)) from None
-    return tokens
-
-
-def _flag(flag: str, check: Callable[[Any], int], value: int) -> int:
-    """``value`` checked as the config file checks its key, the message naming the flag."""
-    try:
-        return check(value)
-    except ValueError as exc:
-        raise errors.UserError(f"{flag}: {exc}") from None
 
 
 def is_loopback(address: str) -> bool:
@@ -119,36 +89,20 @@ def serve(
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
     cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
-    if address is not None:
-        cfg.address = address
-    if control_token:  # "" (an empty SKYJO_CONTROL_TOKEN): a random one, as when none is given
-        try:
-            cfg.control_token = check_token(control_token, "--control-token (or SKYJO_CONTROL_TOKEN)")
-        except ValueError as exc:
-            raise errors.UserError(str(exc)) from None
-    cfg.tokens = {**cfg.tokens, **_tokens(token or [])}
-    if tls_cert is not None or tls_key is not None or tls_client_ca is not None:
-        if tls_cert is None or tls_key is None:
-            missing = "--tls-key" if tls_cert is not None else "--tls-cert"
-            raise errors.UserError(f"TLS needs both --tls-cert and --tls-key: add {missing}")
-        cfg.tls = ServerTls(tls_cert, tls_key, tls_client_ca)
-    if cfg.tls is not None and cfg.address.startswith("unix:"):
-        raise errors.UserError(
-            f"TLS is for a TCP address, not {cfg.address} (a Unix socket does not leave the machine): "
-            "drop --tls-cert/--tls-key or listen on HOST:PORT"
+    cfg.override(
+        CommandLine(
+            address=address,
+            control_token=control_token,
+            tokens=tuple(token or ()),
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_client_ca=tls_client_ca,
+            handshake_timeout_ms=handshake_timeout_ms,
+            max_connections=max_connections,
+            time_control=clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms, cfg.time_control),
+            max_message_bytes=max_message_bytes,
         )
-    # the config file's checks, worded with the flags (server/config.py: one check a setting)
-    if handshake_timeout_ms is not None:
-        cfg.handshake_timeout_ms = _flag("--handshake-timeout-ms", check_handshake_ms, handshake_timeout_ms)
-    if max_connections is not None:
-        cfg.max_connections = _flag("--max-connections", check_max_connections, max_connections)
-    cfg.time_control = clock_from_cli(decision_ms, bank_ms, max_strikes, grace_ms, cfg.time_control)
-    if max_message_bytes is not None:
-        cfg.max_message_bytes = _flag("--max-message-bytes", check_message_bytes, max_message_bytes)
-    try:
-        cfg.address = check_address(cfg.address, "--address")
-    except ValueError as exc:
-        raise errors.UserError(str(exc)) from None
+    )
     console = Console(stderr=True, soft_wrap=True)  # the SKYJO_ADDR=... line stays one line: scripts grep it
     try:
         asyncio.run(_serve(cfg, console, show_control_token=cfg.control_token is None))

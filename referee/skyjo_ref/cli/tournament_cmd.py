@@ -49,9 +49,8 @@ from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
-from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoredGame, StoreError, open_run_store
+from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
 
@@ -66,16 +65,9 @@ def waiting_note(stderr: Console) -> Callable[[str], None]:
     return lambda message: stderr.print(f"note: {message}", highlight=False)
 
 
-def _open_store(config: TournamentConfig, new: bool, stderr: Console) -> Store:
-    return open_run_store(
-        config.output,
-        runner.fingerprint(config),
-        what=f"{config.path}",
-        info={"name": config.name, "rating": config.rating.to_info(), "bots": list(config.bot_names)},
-        new=new,
-        on_wait=waiting_note(stderr),
-        on_set_aside=lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False),
-    )
+def set_aside_note(stderr: Console) -> Callable[[Path], None]:
+    """What ``--new`` says once the old results are set aside: where they went."""
+    return lambda moved: stderr.print(f"--new: the old results are kept in {moved}", highlight=False)
 
 
 def tournament(
@@ -113,16 +105,14 @@ def tournament(
     fail_kinds = check_fail_on(fail_on)
     config = load_config(config_file, output=output)
     if shard is not None:
-        shard.check(league_games(config.tables(), config.players_per_game, config.deals))
-    if shard is not None and output is None:  # each shard in its own folder: league.shard-2-of-4
-        config = dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
+        config = runner.shard_config(config, shard, own_output=output is not None)
     executor = parse_executor(executor_text)
     if executor is not None:
         config = dataclasses.replace(config, executor=executor)
     backend, slots = _backend(config, concurrency)
     check_json_target(json_file)
     check_markdown_target(markdown_file, json_file)
-    store = _open_store(config, new, stderr)
+    store = runner.open_store(config, new, on_wait=waiting_note(stderr), on_set_aside=set_aside_note(stderr))
     if config.isolation_note is not None:  # never silently weaker: say why the bots are not isolated
         stderr.print(f"note: {config.isolation_note}", highlight=False, markup=False, soft_wrap=True)
     _warn_tight_clock(config, concurrency, stderr)
@@ -193,8 +183,7 @@ def _finished(
     for note in summary.notes:
         stderr.print(f"note: {note}", highlight=False)
     stderr.print(
-        f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; "
-        "results in:",
+        f"{summary.played} games played in {summary.seconds:.1f} s, {summary.already} were already stored; results in:",
         highlight=False,
     )
     # the folder on a line of its own: a long path never wraps mid-name in an 80-column terminal

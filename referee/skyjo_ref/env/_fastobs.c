@@ -1,8 +1,8 @@
 /* skyjo_ref.env._fastobs: TableEncoder's catch-up and SkyjoEnv.observe's hot path, compiled (optional).
  *
- * The same arithmetic as TableEncoder._catch_up, _resync and _write_seats in encoding.py (the reference:
- * SKYJO_ENV_PURE_PYTHON=1 runs it, and tests compare both paths at every step), written against the plain
- * CPython C API (no numpy C API, so numpy is not a build dependency). The float32 buffer is reached
+ * The same arithmetic as TableEncoder._catch_up (with _round_event), _resync and _write_seats in encoding.py
+ * (the reference: SKYJO_ENV_PURE_PYTHON=1 runs it, and tests compare both paths at every step), written against
+ * the plain CPython C API (no numpy C API, so numpy is not a build dependency). The float32 buffer is reached
  * through the buffer protocol of the encoder's memoryview; every index taken from an event or the game is
  * checked, and a bad one raises ValueError before anything is written for that event. Like the Python
  * code it reads only what the table shows: a slot's value only where the slot is revealed, the card in

@@ -14,8 +14,7 @@ Speed: the environment builds one observation a step, and building a
 (what :class:`~skyjo_ref.env.SkyjoEnv` uses) skips it: it patches one
 preallocated ``float32`` buffer from the engine's public events and gathers
 it into the observer's order (tests check it equals ``encode_view`` at every
-step). :class:`ObservationEncoder` is the earlier, View-fed incremental
-encoder, kept for code that has only views.
+step). Code that has only a view (a bot at the referee) uses :func:`encode_view`.
 """
 
 from __future__ import annotations
@@ -234,156 +233,9 @@ def encode_view(view: View) -> npt.NDArray[np.float32]:
     return np.array(out, dtype=np.float32)
 
 
-_HIDDEN: Final = SlotState.HIDDEN
-_REMOVED: Final = SlotState.REMOVED
-_DECISION_CODES: Final = {d: array("f", [float(d is e) for e in DECISIONS]) for d in DECISIONS}
 _UNSEEN_AT: Final = 4 + 9  # offset of the unseen counts in the table part
 _HIDDEN_COUNT_AT: Final = 3 * GRID_SIZE  # offsets inside a grid block
 _REVEALED_SUM_AT: Final = 3 * GRID_SIZE + 1
-
-
-class ObservationEncoder:
-    """Encodes views of one game table into observation vectors, fast (see the module docstring).
-
-    One encoder per environment, fed the views of one game in order (call
-    :meth:`reset` for a new game); :meth:`encode` gives the same vector as
-    :func:`encode_view` (a test checks it at every step of many games).
-
-    What it keeps between views: per seat, the last :class:`Grid` seen and its
-    block (patched slot by slot when the grid object changes); the count of
-    cards not visible on the table (the deck minus the discard pile and every
-    revealed card, updated as those change); per observing seat, a float32
-    buffer with its seats' blocks in its own relative order.
-    """
-
-    def __init__(self, num_players: int, rules: Rules) -> None:
-        self.num_players = num_players
-        self.size = observation_size(num_players)
-        self._rules = array("f", _rules_part(rules))
-        self._seat_start = TABLE_SIZE
-        self._grid_start = TABLE_SIZE + num_players * SEAT_SIZE
-        self._orders = [tuple((seat + k) % num_players for k in range(num_players)) for seat in range(num_players)]
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget everything cached (call when a new game starts)."""
-        n = self.num_players
-        self._buffers = [np.zeros(self.size, dtype=np.float32) for _ in range(n)]
-        self._views = [b.data.cast("B").cast("f") for b in self._buffers]
-        for mv in self._views:
-            at = _UNSEEN_AT + _NUM_VALUES
-            mv[at : at + len(self._rules)] = self._rules
-        self._encoded: list[list[Grid | None]] = [[None] * n for _ in range(n)]  # per observer, per relative seat
-        self._grids: list[Grid | None] = [None] * n  # per seat, the grid its block holds
-        self._blocks = [array("f", [0.0] * GRID_BLOCK) for _ in range(n)]
-        self._unseen = array("f", [float(c) for c in _DECK])  # deck - discard pile - revealed cards
-        self._discard: tuple[int, ...] = ()
-        self._seats: list[tuple[tuple[int, ...], int | None, int | None] | None] = [None] * n
-
-    def _absorb(self, seat: int, grid: Grid) -> None:
-        """Patch ``seat``'s block (and the unseen counts) for its new grid, slot by slot."""
-        old = self._grids[seat]
-        block = self._blocks[seat]
-        unseen = self._unseen
-        old_states = old.states if old is not None else (None,) * GRID_SIZE
-        old_values = old.values if old is not None else (None,) * GRID_SIZE
-        p = 0
-        for state, value, old_state, old_value in zip(grid.states, grid.values, old_states, old_values):
-            if state is not old_state or value != old_value:
-                at = 3 * p
-                if old_value is not None:
-                    unseen[old_value + _VALUE_OFFSET] += 1
-                    block[_REVEALED_SUM_AT] -= old_value
-                if old_state is _HIDDEN:
-                    block[_HIDDEN_COUNT_AT] -= 1
-                if state is _HIDDEN:
-                    block[at] = 1.0
-                    block[at + 1] = 0.0
-                    block[at + 2] = 0.0
-                    block[_HIDDEN_COUNT_AT] += 1
-                elif state is _REMOVED:
-                    block[at] = 0.0
-                    block[at + 1] = 1.0
-                    block[at + 2] = 0.0
-                else:
-                    assert value is not None
-                    block[at] = 0.0
-                    block[at + 1] = 0.0
-                    block[at + 2] = value
-                    unseen[value + _VALUE_OFFSET] -= 1
-                    block[_REVEALED_SUM_AT] += value
-            p += 1
-        self._grids[seat] = grid
-
-    def _absorb_discard(self, pile: tuple[int, ...]) -> None:
-        before = self._discard
-        unseen = self._unseen
-        k = len(before)
-        if len(pile) >= k and pile[:k] == before:
-            for v in pile[k:]:
-                unseen[v + _VALUE_OFFSET] -= 1
-        elif len(pile) == k - 1 and before[:-1] == pile:
-            unseen[before[-1] + _VALUE_OFFSET] += 1
-        else:
-            for v in before:
-                unseen[v + _VALUE_OFFSET] += 1
-            for v in pile:
-                unseen[v + _VALUE_OFFSET] -= 1
-        self._discard = pile
-
-    def encode(self, view: View) -> npt.NDArray[np.float32]:
-        """The observation vector of ``view`` (a fresh array)."""
-        seat = view.seat
-        grids = view.grids
-        known = self._grids
-        for s, grid in enumerate(grids):
-            if grid is not known[s]:
-                self._absorb(s, grid)
-        pile = view.discard_pile
-        if pile is not self._discard:
-            self._absorb_discard(pile)
-        mv = self._views[seat]
-        encoded = self._encoded[seat]
-        order = self._orders[seat]
-        blocks = self._blocks
-        at = self._grid_start
-        for k, s in enumerate(order):
-            grid = grids[s]
-            if encoded[k] is not grid:
-                mv[at : at + GRID_BLOCK] = blocks[s]
-                encoded[k] = grid
-            at += GRID_BLOCK
-        mv[0:4] = _DECISION_CODES[view.decision]
-        hand = view.hand
-        finisher = view.finisher
-        mv[4:13] = array(
-            "f",
-            (
-                1.0 if view.legal_actions else 0.0,
-                0.0 if hand is None else 1.0,
-                hand or 0,
-                1.0 if pile else 0.0,
-                pile[-1] if pile else 0,
-                view.draw_pile_size,
-                len(pile),
-                view.round,
-                0.0 if finisher is None else 1.0,
-            ),
-        )
-        mv[_UNSEEN_AT : _UNSEEN_AT + _NUM_VALUES] = self._unseen
-        if hand is not None:
-            mv[_UNSEEN_AT + _VALUE_OFFSET + hand] -= 1
-        seats = (view.totals, finisher, view.starter)
-        if seats != self._seats[seat]:  # totals, finisher and starter change a few times a round
-            self._seats[seat] = seats
-            totals, _, starter = seats
-            at = self._seat_start
-            for s in order:
-                mv[at] = totals[s]
-                mv[at + 1] = 1.0 if finisher == s else 0.0
-                mv[at + 2] = 1.0 if starter == s else 0.0
-                at += 3
-        return self._buffers[seat].copy()
 
 
 # ------------------------------------------------------------------ the fast path: public events
@@ -602,11 +454,7 @@ class TableEncoder:
         value is read, from ``game.hand``, once no later event placed it.
         """
         if events is not self._events:
-            if events is None:
-                raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
-            self._events = events
-            self._seen = len(events)
-            self._resync(game)
+            self._start_events(game, events)
             return
         mv = self._mv
         u = _UNSEEN_BASE
@@ -618,20 +466,23 @@ class TableEncoder:
         self._seen = len(events)
         for event in fresh:
             kind = event[0]
-            if kind is _EV_SWAP:
-                at = starts[event[1]]
+            if kind is _EV_SWAP or kind is _EV_DISCARD:  # the card in hand is placed: on the grid, or discarded
                 value = event[3]
-                old = event[4]
-                p = at + 3 * event[2]
-                if mv[p]:  # a hidden card leaves for the discard pile: now seen
-                    mv[p] = 0.0
-                    mv[at + _HIDDEN_COUNT_AT] -= 1
-                    mv[u + old] -= 1
-                    mv[at + _REVEALED_SUM_AT] += value
-                else:  # a revealed card moves to the discard pile: still seen
-                    mv[at + _REVEALED_SUM_AT] += value - old
-                mv[p + 2] = value
-                if held == value:  # the card in hand goes to the grid: counted as seen already
+                if kind is _EV_SWAP:
+                    at = starts[event[1]]
+                    top = event[4]  # the grid's card the swap sends to the discard pile
+                    p = at + 3 * event[2]
+                    if mv[p]:  # a hidden card leaves for the discard pile: now seen
+                        mv[p] = 0.0
+                        mv[at + _HIDDEN_COUNT_AT] -= 1
+                        mv[u + top] -= 1
+                        mv[at + _REVEALED_SUM_AT] += value
+                    else:  # a revealed card moves to the discard pile: still seen
+                        mv[at + _REVEALED_SUM_AT] += value - top
+                    mv[p + 2] = value
+                else:
+                    top = value
+                if held == value:  # the card in hand leaves it: counted as seen already
                     held = None
                 else:
                     mv[u + value] -= 1
@@ -639,9 +490,9 @@ class TableEncoder:
                 mv[_HAS_HAND] = 0.0
                 mv[_HAND] = 0.0
                 mv[_HAS_DISCARD] = 1.0
-                mv[_DISCARD_TOP] = old
+                mv[_DISCARD_TOP] = top
                 mv[_DISCARD_SIZE] += 1
-                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # the next turn's decision
+                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # the next turn's decision (after a discard: a reveal first)
                 mv[_DECISION_SWAP_OR_REVEAL] = 0.0
                 mv[_DECISION_SWAP_AFTER_TAKE] = 0.0
             elif kind is _EV_DRAW:
@@ -654,11 +505,8 @@ class TableEncoder:
                 discard = game.discard
                 mv[_HAS_HAND] = 1.0
                 mv[_HAND] = value
-                if discard:
-                    mv[_DISCARD_TOP] = discard[-1]
-                else:
-                    mv[_HAS_DISCARD] = 0.0
-                    mv[_DISCARD_TOP] = 0.0
+                mv[_HAS_DISCARD] = 1.0 if discard else 0.0
+                mv[_DISCARD_TOP] = discard[-1] if discard else 0.0
                 mv[_DISCARD_SIZE] -= 1
                 mv[_DECISION_DRAW_OR_TAKE] = 0.0
                 mv[_DECISION_SWAP_AFTER_TAKE] = 1.0
@@ -671,38 +519,7 @@ class TableEncoder:
                 mv[at + _HIDDEN_COUNT_AT] -= 1
                 mv[at + _REVEALED_SUM_AT] += value
                 mv[u + value] -= 1
-            elif kind is _EV_DISCARD:
-                value = event[3]
-                if held == value:  # the drawn card goes to the discard pile: counted as seen already
-                    held = None
-                else:
-                    mv[u + value] -= 1
-                drawn = False
-                mv[_HAS_HAND] = 0.0
-                mv[_HAND] = 0.0
-                mv[_HAS_DISCARD] = 1.0
-                mv[_DISCARD_TOP] = value
-                mv[_DISCARD_SIZE] += 1
-                mv[_DECISION_DRAW_OR_TAKE] = 1.0  # a reveal follows, then the next turn
-                mv[_DECISION_SWAP_OR_REVEAL] = 0.0
-            elif kind is _EV_COLUMN_CLEARED:
-                at = starts[event[1]]
-                value = event[3]
-                p = at + 3 * event[2]
-                for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
-                    mv[q + 1] = 1.0
-                    mv[q + 2] = 0.0
-                mv[at + _REVEALED_SUM_AT] -= 3 * value
-                mv[_HAS_DISCARD] = 1.0
-                mv[_DISCARD_TOP] = value
-                mv[_DISCARD_SIZE] += 3
-            elif kind is _EV_TURNS_START:
-                mv[_DECISION_OPENING_REVEAL] = 0.0
-                mv[_DECISION_DRAW_OR_TAKE] = 1.0
-                self._write_seats(game)
-            elif kind is _EV_ROUND_FINISHING:
-                self._write_seats(game)
-            elif kind in _EV_RESYNC:
+            elif self._round_event(game, event):
                 resync = True
         if resync:
             self._resync(game)
@@ -714,6 +531,38 @@ class TableEncoder:
             mv[_HAND] = held
             mv[u + held] -= 1
         self._hand = held
+
+    def _start_events(self, game: Game, events: list[Event] | None) -> None:
+        """Follow a new events list (a new game's): read the whole table."""
+        if events is None:
+            raise ValueError("TableEncoder needs a game that records its events (record_events=True)")
+        self._events = events
+        self._seen = len(events)
+        self._resync(game)
+
+    def _round_event(self, game: Game, event: tuple[Any, ...]) -> bool:
+        """An event at most a few times a round (a column cleared, the turns' start, the last turns, a new
+        deal...); True when it asks for the whole table to be read again."""
+        kind = event[0]
+        mv = self._mv
+        if kind is _EV_COLUMN_CLEARED:
+            at = self._grid_starts[event[1]]
+            value = event[3]
+            p = at + 3 * event[2]
+            for q in (p, p + 12, p + 24):  # the column's three slots, 4 slots of 3 floats apart
+                mv[q + 1] = 1.0
+                mv[q + 2] = 0.0
+            mv[at + _REVEALED_SUM_AT] -= 3 * value
+            mv[_HAS_DISCARD] = 1.0
+            mv[_DISCARD_TOP] = value
+            mv[_DISCARD_SIZE] += 3
+        elif kind is _EV_TURNS_START:
+            mv[_DECISION_OPENING_REVEAL] = 0.0
+            mv[_DECISION_DRAW_OR_TAKE] = 1.0
+            self._write_seats(game)
+        elif kind is _EV_ROUND_FINISHING:
+            self._write_seats(game)
+        return kind in _EV_RESYNC
 
     def observe(self, game: Game, seat: int) -> npt.NDArray[np.float32]:
         """``seat``'s observation vector now (a fresh array); :meth:`SkyjoEnv.observe` does the same inline."""

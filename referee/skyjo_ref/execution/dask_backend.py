@@ -49,6 +49,7 @@ from skyjo_ref.execution.executor import Executor, ExecutorError
 from skyjo_ref.execution.play import BackendFactory
 from skyjo_ref.execution.types import (
     BotCannotRun,
+    BotFault,
     FaultList,
     FaultLog,
     GameId,
@@ -77,8 +78,6 @@ CLOSE_TIMEOUT_S: Final = 30.0
 #: Games of the schedule a worker's setup looks at to decide how many bot processes to start.
 SETUP_SAMPLE: Final = 512
 
-FaultRow = tuple[str, str, str, str | None]  # bot, kind, detail, game key
-
 
 class DaskUnavailable(ExecutorError):
     """``distributed`` is not installed: the user's setup to fix (exit 2)."""
@@ -101,7 +100,7 @@ class GameDone:
     """What comes back: the record, the bot faults seen on the worker since its last game, and where."""
 
     record: dict[str, Any]
-    faults: tuple[FaultRow, ...]
+    faults: tuple[BotFault, ...]
     worker: str
 
 
@@ -200,7 +199,7 @@ class WorkerRoom:
                 self.used_at = time.monotonic()
         return GameDone(record, self.new_faults(), self.where)
 
-    def new_faults(self) -> tuple[FaultRow, ...]:
+    def new_faults(self) -> tuple[BotFault, ...]:
         with self.lock:
             faults = self.store.rows[self.sent_faults :]
             self.sent_faults += len(faults)
@@ -371,9 +370,9 @@ class DaskBackend:
             lost.cancel()
             if not waiter.done():
                 waiter.cancel()
-        for bot, kind, detail, key in done.faults:
-            self.store.add_fault(bot, kind, f"on Dask worker {done.worker}: {detail}", key)
-            self.observer.note(f"bot {bot} on Dask worker {done.worker}: {detail}")
+        for fault in done.faults:
+            self.store.add_fault(fault.bot, fault.kind, f"on Dask worker {done.worker}: {fault.detail}", fault.game_key)
+            self.observer.note(f"bot {fault.bot} on Dask worker {done.worker}: {fault.detail}")
         return done.record
 
     def _flush(self) -> None:

@@ -35,18 +35,18 @@ class Lineup:
     bots: Sequence[BotSpec]
     players_per_game: int
     labels: list[str] = field(init=False)  # a unique display name per bot
-    slot_bot: list[int] = field(init=False)  # slot k is played by bots[slot_bot[k]]
+    slot_bot: list[int] = field(init=False)  # slot i is played by bots[slot_bot[i]]
     seat_names: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        k, n = len(self.bots), self.players_per_game
-        if k == 0:
+        n_bots, seats = len(self.bots), self.players_per_game
+        if n_bots == 0:
             raise LineupError("no bots given: name at least one bot (e.g. random greedy)")
-        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise LineupError(f"--players-per-game must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {n}")
-        if k > n:
+        if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+            raise LineupError(f"--players-per-game must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {seats}")
+        if n_bots > seats:
             raise LineupError(
-                f"{k} bots cannot all sit at a {n}-player table: use --players-per-game {k} or more "
+                f"{n_bots} bots cannot all sit at a {seats}-player table: use --players-per-game {n_bots} or more "
                 "(or a tournament for more bots than seats)"
             )
         seen: dict[str, int] = {}
@@ -54,9 +54,9 @@ class Lineup:
         for bot in self.bots:
             seen[bot.name] = seen.get(bot.name, 0) + 1
             self.labels.append(bot.name if seen[bot.name] == 1 else f"{bot.name}#{seen[bot.name]}")
-        self.slot_bot = [i % k for i in range(n)]
+        self.slot_bot = [i % n_bots for i in range(seats)]
         self.seat_names = [
-            self.labels[b] if i < k else f"{self.labels[b]}#{i // k + 1}" for i, b in enumerate(self.slot_bot)
+            self.labels[b] if i < n_bots else f"{self.labels[b]}#{i // n_bots + 1}" for i, b in enumerate(self.slot_bot)
         ]
 
     def bot_at(self, slot: int) -> BotSpec:

@@ -69,9 +69,9 @@ class _Checked:
 
     def add_games(self, batch: Sequence[PlayedGame]) -> list[FinishedGame]:
         checked = []
-        for game, _, record, _ in batch:
-            records.replay(record)  # a record that does not replay never counts (the match stops)
-            checked.append(FinishedGame(game.deal, dict(record)))
+        for played in batch:
+            records.replay(played.record)  # a record that does not replay never counts (the match stops)
+            checked.append(FinishedGame(played.game.deal, dict(played.record)))
         return checked
 
 
@@ -116,9 +116,9 @@ async def play_lineup_on(
         )
     played.sort(key=lambda r: int(r.get("meta", {}).get("game", 0)))
     process_faults: dict[str, list[str]] = {}
-    for bot, kind, detail, _ in faults.rows:
-        if kind in PROCESS_FAULTS:
-            process_faults.setdefault(bot, []).append(detail)
+    for fault in faults.rows:
+        if fault.kind in PROCESS_FAULTS:
+            process_faults.setdefault(fault.bot, []).append(fault.detail)
     return LineupResult(lineup, seed, played, MatchEnd(len(played), ""), process_faults)
 
 

@@ -20,7 +20,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from skyjo_ref.execution.types import FaultLog, GameId, GameSeed, Notes, PlayedGame, RoomConfig
 from skyjo_ref.players import BotSpec
@@ -103,94 +103,118 @@ async def play_games(
     and is raised. Ended any way (done, failed, cancelled), every finished
     game is committed before this returns or raises.
     """
-    pending = list(todo)
-    waiting: list[PlayedGame] = []  # finished, not yet in a commit, in finishing order
-    arrived = asyncio.Event()  # set when a game joins ``waiting`` or the players are done
-    room = asyncio.Semaphore(MAX_UNCOMMITTED)  # a unit for every finished game until it is committed
-    all_counted = asyncio.Event()  # every game handed to the writer is counted (``stop`` may be asked)
-    all_counted.set()
-    players_done = False
-    handed_over = committed = 0
-
-    async def stopped() -> bool:
-        if stop is None:
-            return False
-        await all_counted.wait()
-        return stop()
-
-    async def player() -> None:
-        nonlocal handed_over
-        while pending:
-            if await stopped() or not pending:  # another player may have taken the last game meanwhile
-                return
-            # the first game in schedule order (within a window) whose bots have an idle process, else the first
-            window = itertools.islice(enumerate(pending), PICK_WINDOW)
-            index = next((i for i, g in window if referee.ready(g)), 0)
-            game = pending.pop(index)
-            seed = seed_of(game)
-            started = time.monotonic()
-            record = await referee.play(seats_of(game), seed, game)
-            waiting.append((game, str(seed), record, time.monotonic() - started))  # handed over before any wait
-            handed_over += 1
-            all_counted.clear()
-            arrived.set()
-            await room.acquire()  # too many games wait for the writer: let it catch up
-
-    async def writer() -> None:
-        nonlocal committed
-        while waiting or not players_done:
-            if not waiting:
-                arrived.clear()
-                await arrived.wait()
-                continue
-            batch = waiting[:]
-            del waiting[:]
-            try:
-                # off the event loop: a disk flush must not stall the referee's clocks
-                stored = await asyncio.to_thread(store.add_games, batch)
-            finally:
-                for _ in batch:
-                    room.release()
-            for item, (_, _, record, _) in zip(stored, batch, strict=True):
-                committed += 1
-                on_game(item, dict(record))
-            if committed == handed_over:
-                all_counted.set()
-
-    players = [asyncio.create_task(player()) for _ in range(min(concurrency, len(pending)))]
-    commits = asyncio.create_task(writer())
+    run = _GameStream(todo, referee, store, seats_of, seed_of, on_game, stop)
+    players = [asyncio.create_task(run.player()) for _ in range(min(concurrency, len(run.pending)))]
+    commits = asyncio.create_task(run.writer())
     cancelled = False
     failure: BaseException | None = None
-    # a writer that waits for a lock another process holds (the tournament's store) stops waiting once the run
-    # is stopped: Ctrl-C must stop a run whoever holds the lock (the commits that meet no lock go on)
-    give_up: Callable[[], None] = getattr(store, "give_up_waiting", lambda: None)
     try:
         await first_failure(players, watch=commits)
     except asyncio.CancelledError:
         cancelled = True
-        give_up()
+        run.give_up()
     except Exception as exc:
         failure = exc
-    for task in players:
-        task.cancel()
-    ended = asyncio.gather(*players, return_exceptions=True)
-    cancelled = await _wait_through_cancellation(ended, give_up) or cancelled
-    players_done = True
-    arrived.set()
-    # the writer commits what is waiting; it is never cancelled (a commit in a thread cannot be)
-    cancelled = await _wait_through_cancellation(commits, give_up) or cancelled
-    if waiting:  # the writer failed: what it did not reach is still committed (its error, if any, comes second)
-        leftover = asyncio.create_task(asyncio.to_thread(store.add_games, waiting[:]))
-        cancelled = await _wait_through_cancellation(leftover, give_up) or cancelled
-        if not leftover.cancelled():
-            leftover.exception()  # retrieved: the first failure is the one raised
+    cancelled = await run.wind_down(players, commits) or cancelled
     writer_failure = None if commits.cancelled() else commits.exception()
     if cancelled and failure is None:  # stopped: a commit the stop gave up on (a lock held) does not hide the stop
         raise asyncio.CancelledError
     failure = failure or writer_failure
     if failure is not None:
         raise failure
-    return committed
+    return run.committed
+
+
+class _GameStream(Generic[Stored]):
+    """One :func:`play_games` run's shared state: its players take games, its one writer commits them."""
+
+    def __init__(
+        self,
+        todo: Sequence[GameId],
+        referee: Referee,
+        store: GameWriter[Stored],
+        seats_of: SeatsOf,
+        seed_of: Callable[[GameId], GameSeed],
+        on_game: OnGame[Stored],
+        stop: Callable[[], bool] | None,
+    ) -> None:
+        self.referee, self.store, self.seats_of, self.seed_of = referee, store, seats_of, seed_of
+        self.on_game, self.stop = on_game, stop
+        self.pending = list(todo)
+        self.waiting: list[PlayedGame] = []  # finished, not yet in a commit, in finishing order
+        self.arrived = asyncio.Event()  # set when a game joins ``waiting`` or the players are done
+        self.room = asyncio.Semaphore(MAX_UNCOMMITTED)  # a unit for every finished game until it is committed
+        self.all_counted = asyncio.Event()  # every game handed to the writer is counted (``stop`` may be asked)
+        self.all_counted.set()
+        self.players_done = False
+        self.handed_over = self.committed = 0
+        # a writer that waits for a lock another process holds (the tournament's store) stops waiting once the run
+        # is stopped: Ctrl-C must stop a run whoever holds the lock (the commits that meet no lock go on)
+        self.give_up: Callable[[], None] = getattr(store, "give_up_waiting", lambda: None)
+
+    async def stopped(self) -> bool:
+        if self.stop is None:
+            return False
+        await self.all_counted.wait()
+        return self.stop()
+
+    async def player(self) -> None:
+        pending = self.pending
+        while pending:
+            if await self.stopped() or not pending:  # another player may have taken the last game meanwhile
+                return
+            # the first game in schedule order (within a window) whose bots have an idle process, else the first
+            window = itertools.islice(enumerate(pending), PICK_WINDOW)
+            index = next((i for i, g in window if self.referee.ready(g)), 0)
+            game = pending.pop(index)
+            seed = self.seed_of(game)
+            started = time.monotonic()
+            record = await self.referee.play(self.seats_of(game), seed, game)
+            # handed over before any wait
+            self.waiting.append(PlayedGame(game, str(seed), record, time.monotonic() - started))
+            self.handed_over += 1
+            self.all_counted.clear()
+            self.arrived.set()
+            await self.room.acquire()  # too many games wait for the writer: let it catch up
+
+    async def writer(self) -> None:
+        waiting = self.waiting
+        while waiting or not self.players_done:
+            if not waiting:
+                self.arrived.clear()
+                await self.arrived.wait()
+                continue
+            batch = waiting[:]
+            del waiting[:]
+            try:
+                # off the event loop: a disk flush must not stall the referee's clocks
+                stored = await asyncio.to_thread(self.store.add_games, batch)
+            finally:
+                for _ in batch:
+                    self.room.release()
+            for item, played in zip(stored, batch, strict=True):
+                self.committed += 1
+                self.on_game(item, dict(played.record))
+            if self.committed == self.handed_over:
+                self.all_counted.set()
+
+    async def wind_down(self, players: Sequence[asyncio.Task[None]], commits: asyncio.Task[None]) -> bool:
+        """Stop the players, let the writer commit what waits (and commit what a failed writer left); whether
+        the caller was cancelled meanwhile."""
+        for task in players:
+            task.cancel()
+        ended = asyncio.gather(*players, return_exceptions=True)
+        cancelled = await _wait_through_cancellation(ended, self.give_up)
+        self.players_done = True
+        self.arrived.set()
+        # the writer commits what is waiting; it is never cancelled (a commit in a thread cannot be)
+        cancelled = await _wait_through_cancellation(commits, self.give_up) or cancelled
+        if self.waiting:  # the writer failed: what it did not reach is still committed (its error, if any, comes 2nd)
+            leftover = asyncio.create_task(asyncio.to_thread(self.store.add_games, self.waiting[:]))
+            cancelled = await _wait_through_cancellation(leftover, self.give_up) or cancelled
+            if not leftover.cancelled():
+                leftover.exception()  # retrieved: the first failure is the one raised
+        return cancelled
 
 
 async def _wait_through_cancellation(task: asyncio.Future[Any], on_cancel: Callable[[], None]) -> bool:

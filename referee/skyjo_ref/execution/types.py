@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from skyjo_bot.types import Rules, TimeControl
 
@@ -69,8 +69,14 @@ class GameId:
         return f"{table}__d{self.deal}_r{self.rotation}.json"
 
 
-#: A finished game for a writer: its id, its deal seed (text), its record and how long it took (s).
-PlayedGame = tuple[GameId, str, Mapping[str, Any], float]
+@dataclass(frozen=True, slots=True)
+class PlayedGame:
+    """A finished game for a writer: its id, its deal seed (text), its record and how long it took."""
+
+    game: GameId
+    deal_seed: str
+    record: Mapping[str, Any]
+    duration_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,11 +145,20 @@ class FaultLog(Protocol):
     def add_fault(self, bot: str, kind: str, detail: str, game_key: str | None = None) -> Any: ...
 
 
+class BotFault(NamedTuple):
+    """One bot fault as a :class:`FaultLog` is told it (a store adds when; ``game_key`` None: between games)."""
+
+    bot: str
+    kind: str
+    detail: str
+    game_key: str | None
+
+
 @dataclass(slots=True)
 class FaultList:
     """Bot faults kept in memory (a Dask worker's, shipped to the coordinator with the next game)."""
 
-    rows: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    rows: list[BotFault] = field(default_factory=list)
 
     def add_fault(self, bot: str, kind: str, detail: str, game_key: str | None = None) -> None:
-        self.rows.append((bot, kind, detail, game_key))
+        self.rows.append(BotFault(bot, kind, detail, game_key))

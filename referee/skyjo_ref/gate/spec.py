@@ -20,21 +20,25 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from skyjo_bot.loader import split_spec
-from skyjo_bot.types import Rules, TimeControl
+from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
-from skyjo_ref.errors import UsageError
+from skyjo_ref.botfiles import BotLinkError, check_links
+from skyjo_ref.errors import BotSpecError, UsageError
 from skyjo_ref.execution.types import RefereeConfig
-from skyjo_ref.players import BotSpec
+from skyjo_ref.players import BotSpec, parse_bot_spec
+from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import design
 from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
 from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.store import Store, open_run_store
 
 FORMAT: Final = "skyjo-gate/1"
 
@@ -112,6 +116,50 @@ def _identity(spec: BotSpec) -> dict[str, Any]:
         if parts.is_file and file.is_file():
             out["sha256"] = hashlib.sha256(file.read_bytes()).hexdigest()
     return out
+
+
+def bot_from_text(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSpec:
+    """The bot ``text`` names (from the command line; ``role`` says which, in the errors); with ``in_process``
+    a Python bot plays inside this process (same games, same verdict: neither ``in_process`` nor the isolation
+    is part of the gate's fingerprint). A remote bot is refused: the gate starts its bots itself."""
+    try:
+        spec = parse_bot_spec(text)
+    except BotSpecError as exc:
+        raise BotSpecError(f"{role}: {exc}") from None
+    if in_process and spec.kind == "python":
+        spec = dataclasses.replace(spec, in_process=True)
+    if spec.managed:
+        spec = dataclasses.replace(spec, sandbox=dataclasses.replace(spec.sandbox, isolation=isolation))
+    try:  # before any game: an isolated bot's links stay in its folder
+        check_links(spec)
+    except BotLinkError as exc:
+        raise UsageError(f"{role}: {exc}") from None
+    if spec.kind == "remote":
+        raise UsageError(
+            f"{role} {text!r}: the gate starts its bots itself; remote bots are not supported yet: "
+            "give a built-in bot, a Python file, module:Class or 'cmd:COMMAND'"
+        )
+    return spec
+
+
+def players_at_table(given: int | None, field: list[str]) -> int:
+    """The table's size: ``--players-per-game``, or 2 + the ``--field`` bots when it is not given; checked against
+    the field."""
+    players = given if given is not None else 2 + len(field)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise UsageError(f"--players-per-game {players}: expected {MIN_PLAYERS} to {MAX_PLAYERS} seats at the table")
+    if field and players == 2:
+        raise UsageError(
+            f"--field {field[0]!r} at --players-per-game 2: a field needs 3 or more players "
+            "(the candidate, the baseline and players-2 --field bots)"
+        )
+    if field and len(field) != players - 2:
+        given_text = f"{len(field)} --field bot{'s' if len(field) != 1 else ''}"
+        raise UsageError(
+            f"--players-per-game {players} with {given_text}: expected {players - 2} (players-2: the table is the "
+            "candidate, the baseline and the field)"
+        )
+    return players
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +274,28 @@ class GateSpec:
             "elo_model": h.model,
             "luck_adjusted": self.luck,
         }
+
+    def open_store(
+        self,
+        new: bool = False,
+        on_wait: Callable[[str], None] | None = None,
+        on_set_aside: Callable[[Path], None] | None = None,
+    ) -> Store:
+        """The gate's store, bound to its fingerprint, with what ``ratings`` and ``report`` read of a gate (its
+        writer lock held; :func:`~skyjo_ref.tournament.store.open_run_store` says what ``new`` and the callbacks do)."""
+        return open_run_store(
+            self.output,
+            self.fingerprint(),
+            what="this gate",
+            info={
+                "name": f"gate {self.names[0]} vs {self.names[1]}",
+                "bots": list(self.seat_names),
+                "rating": {"anchor": self.names[1], "elo": 0.0, "bootstrap": 400, "interval_seed": self.seed},
+            },
+            new=new,
+            on_wait=on_wait,
+            on_set_aside=on_set_aside,
+        )
 
     def tournament_config(self) -> TournamentConfig:
         """The same games as a tournament config of the table's bots: what the referee backend plays from."""

@@ -16,7 +16,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from skyjo_bot import Bot
 from skyjo_bot.types import Action, ActionKind, GameResult, GameStart, Rules, Strike, TimeControl, View
@@ -62,6 +62,17 @@ class _SeatState:
     decision_ms: list[float] = field(default_factory=list)  # each decision's time, for meta.decision_ms
 
 
+class MatchPlace(TypedDict):
+    """Where a game sits in its match: the keys :func:`run_match` adds to each record's meta (docs/referee.md)."""
+
+    match_id: str
+    game: int  # the game's number in the match
+    seed: str  # the match seed
+    deal: int
+    rotation: int
+    slots: list[int]  # per seat, the match slot (line-up place) that sat there
+
+
 @dataclass(slots=True)
 class GameSetup:
     """One game: who plays (``seats``, in seat order), on which rules and cards, under which clock."""
@@ -72,7 +83,7 @@ class GameSetup:
     dealer: Dealer | None = None
     seed: str | int | None = None  # used when no dealer is given
     time_control: TimeControl = field(default_factory=TimeControl)
-    meta: dict[str, Any] = field(default_factory=dict)  # extra keys for the record's meta
+    meta: MatchPlace | dict[str, Any] = field(default_factory=dict)  # extra keys for the record's meta
 
 
 class GameRunner:
@@ -348,14 +359,14 @@ async def run_match(
                 rules=spec.rules,
                 dealer=SeededDealer(deal_seed(seed, plan.deal)),
                 time_control=spec.time_control,
-                meta={
-                    "match_id": match_id,
-                    "game": g,
-                    "seed": seed,
-                    "deal": plan.deal,
-                    "rotation": plan.rotation,
-                    "slots": list(plan.slots),
-                },
+                meta=MatchPlace(
+                    match_id=match_id,
+                    game=g,
+                    seed=seed,
+                    deal=plan.deal,
+                    rotation=plan.rotation,
+                    slots=list(plan.slots),
+                ),
             )
             record = await GameRunner(setup, ids).run()
         finished += 1

@@ -20,7 +20,7 @@ from skyjo_bot.types import PRESETS
 
 from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.store import RECORDS_DIR, Store, StoredGame
-from skyjo_ref.tournament.tables import MODEL_NAMES, RatingConfig, RunningFit, rated
+from skyjo_ref.tournament.tables import MODEL_NAMES, RatingConfig, RunningFit, Tables, rated
 from skyjo_ref.tournament.versions import current_table, current_view, label
 
 FORMAT: Final = "skyjo-report/1"
@@ -393,33 +393,8 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         row["illegal"] = sum(n for r, n in counted.items() if r != "timeout")
     order = _finished_order(store)
     finished = dict(order)
-    h2h: list[list[list[float] | None]] = []
-    for a in names:
-        line: list[list[float] | None] = []
-        for b in names:
-            cell = tables.head_to_head.get(a, {}).get(b)
-            if a == b or cell is None or cell.games == 0:
-                line.append(None)
-                continue
-            p = h2h_p(cell.wins, cell.losses)
-            line.append([cell.games, cell.wins, cell.draws, cell.losses, float(f"{p:.3g}")])
-        h2h.append(line)
-    results = []
-    for g in games:
-        record = recs.get(g.ref)
-        strikes = [s.strikes for s in g.seats]
-        results.append(
-            [
-                g.ref,
-                [index[s.bot] for s in g.seats],
-                [s.total for s in g.seats],
-                [s.rank for s in g.seats],
-                strikes if any(strikes) else 0,
-                [i for i, s in enumerate(g.seats) if s.forfeit],
-                len(record["rounds"]) if record else None,
-                round(finished.get(g.ref, 0.0)),
-            ]
-        )
+    h2h = _h2h_matrix(names, tables)
+    results = _result_rows(games, recs, index, finished)
     embedded = choose_embedded(games, recs, options.record_budget)
     gate = store.info("gate")
     versions = current_table(tables, current, store.version_history(), configured).versions
@@ -459,6 +434,45 @@ def _collect(store: Store, folder: Path, options: ReportOptions) -> dict[str, An
         "presets": {k: dict(v) for k, v in PRESETS.items()},
         "time_bins_ms": list(TIME_BINS_MS),
     }
+
+
+def _h2h_matrix(names: Sequence[str], tables: Tables) -> list[list[list[float] | None]]:
+    """Per pair of rows: games, wins, draws, losses and the p-value of wins against losses (None: no games)."""
+    h2h: list[list[list[float] | None]] = []
+    for a in names:
+        line: list[list[float] | None] = []
+        for b in names:
+            cell = tables.head_to_head.get(a, {}).get(b)
+            if a == b or cell is None or cell.games == 0:
+                line.append(None)
+                continue
+            p = h2h_p(cell.wins, cell.losses)
+            line.append([cell.games, cell.wins, cell.draws, cell.losses, float(f"{p:.3g}")])
+        h2h.append(line)
+    return h2h
+
+
+def _result_rows(
+    games: Sequence[StoredGame], recs: Mapping[str, Any], index: Mapping[str, int], finished: Mapping[str, float]
+) -> list[list[Any]]:
+    """Per game, the page's compact row: its key, rows, totals, ranks, strikes, forfeits, rounds and end time."""
+    results = []
+    for g in games:
+        record = recs.get(g.ref)
+        strikes = [s.strikes for s in g.seats]
+        results.append(
+            [
+                g.ref,
+                [index[s.bot] for s in g.seats],
+                [s.total for s in g.seats],
+                [s.rank for s in g.seats],
+                strikes if any(strikes) else 0,
+                [i for i, s in enumerate(g.seats) if s.forfeit],
+                len(record["rounds"]) if record else None,
+                round(finished.get(g.ref, 0.0)),
+            ]
+        )
+    return results
 
 
 def version_labels(

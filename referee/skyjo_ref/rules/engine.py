@@ -387,7 +387,8 @@ class Game:
         """Apply the due seat's ``action``; ``auto`` tags one the referee chose for it.
 
         The hot path of every game: one fast branch per decision, events and
-        log entries built as plain tuples (see bench_engine.py for its speed).
+        log entries built as plain tuples (see bench_engine.py for its speed);
+        only the rare steps (an opening reveal, a round's last turns) are calls.
         """
         legal = self._legal
         if legal is None:
@@ -423,13 +424,7 @@ class Game:
         pos = action.pos
         assert pos is not None
         if kind is OPENING_REVEAL:
-            self._reveal(seat, pos)
-            done = self._opening_done = self._opening_done + 1
-            if not done & 1:
-                if done == 2 * self.num_players:
-                    self._start_turns()
-                else:
-                    self.seat = seat + 1
+            self._opening_reveal(seat, pos)
             return
         # a swap decision: the card in hand goes to the grid, or (after a draw) to the discard
         hand = self.hand
@@ -458,12 +453,16 @@ class Game:
             column = pos & 3  # pos % COLUMNS
             if states[column] == states[column + 4] == states[column + 8] == REVEALED:
                 self._clear_column(seat, column)
-        # end of the turn
+        # end of the turn: the next seat's, unless the round is in (or enters) its last turns
+        if self.finisher is None and self.hidden_count[seat]:
+            self.seat = seat + 1 if seat + 1 < self.num_players else 0
+            self.decision = DRAW_OR_TAKE
+        else:
+            self._last_turn_played(seat)
+
+    def _last_turn_played(self, seat: int) -> None:
+        """``seat`` ended a turn with no hidden slot left, or after someone did: the round may end."""
         if self.finisher is None:
-            if self.hidden_count[seat]:
-                self.seat = seat + 1 if seat + 1 < self.num_players else 0
-                self.decision = DRAW_OR_TAKE
-                return
             self._finishing(seat)
         else:
             self._final_turns_left -= 1
@@ -472,6 +471,16 @@ class Game:
         else:
             self.seat = seat + 1 if seat + 1 < self.num_players else 0
             self.decision = DRAW_OR_TAKE
+
+    def _opening_reveal(self, seat: int, pos: int) -> None:
+        """One of a seat's two opening reveals; after every seat's second, the first turn begins."""
+        self._reveal(seat, pos)
+        done = self._opening_done = self._opening_done + 1
+        if not done & 1:
+            if done == 2 * self.num_players:
+                self._start_turns()
+            else:
+                self.seat = seat + 1
 
     def _why_illegal(self, action: Action) -> str:
         seat, kind = self.seat, self.decision

@@ -8,7 +8,7 @@ words as the ``serve`` flags that override it (``serve`` calls
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -16,8 +16,8 @@ from typing import Any, Final
 from skyjo_bot.address import check_address
 from skyjo_bot.types import TimeControl, TimeControlError
 
-from skyjo_ref.errors import ConfigError
-from skyjo_ref.server.guard import default_max_connections, token_problem
+from skyjo_ref.errors import ConfigError, UsageError
+from skyjo_ref.server.guard import check_token, default_max_connections, token_problem
 from skyjo_ref.server.tls import ServerTls
 from skyjo_ref.yamlfile import KeyPath, YamlFileError, dotted, line_of, load_yaml
 
@@ -69,6 +69,37 @@ class ServerConfig:
     failed_token_burst: int = 10  # failed token attempts a TCP peer may make at once,
     failed_token_refill_ms: int = 2_000  # then one more this often (guard.PeerThrottle)
     throttle_loopback: bool = False  # loopback peers are local processes: not throttled (True: tests)
+
+    def override(self, flags: CommandLine) -> None:
+        """Apply ``serve``'s command line over this config, each setting through the config file's check, the
+        errors (UsageError) naming the flag; the address is checked last, whoever set it."""
+        if flags.address is not None:
+            self.address = flags.address
+        if flags.control_token:  # "" (an empty SKYJO_CONTROL_TOKEN): a random one, as when none is given
+            self.control_token = _checked_token(flags.control_token, "--control-token (or SKYJO_CONTROL_TOKEN)")
+        self.tokens = {**self.tokens, **_named_tokens(flags.tokens)}
+        if flags.tls_cert is not None or flags.tls_key is not None or flags.tls_client_ca is not None:
+            if flags.tls_cert is None or flags.tls_key is None:
+                missing = "--tls-key" if flags.tls_cert is not None else "--tls-cert"
+                raise UsageError(f"TLS needs both --tls-cert and --tls-key: add {missing}")
+            self.tls = ServerTls(flags.tls_cert, flags.tls_key, flags.tls_client_ca)
+        if self.tls is not None and self.address.startswith("unix:"):
+            raise UsageError(
+                f"TLS is for a TCP address, not {self.address} (a Unix socket does not leave the machine): "
+                "drop --tls-cert/--tls-key or listen on HOST:PORT"
+            )
+        if flags.handshake_timeout_ms is not None:
+            self.handshake_timeout_ms = _flag("--handshake-timeout-ms", check_handshake_ms, flags.handshake_timeout_ms)
+        if flags.max_connections is not None:
+            self.max_connections = _flag("--max-connections", check_max_connections, flags.max_connections)
+        if flags.time_control is not None:
+            self.time_control = flags.time_control
+        if flags.max_message_bytes is not None:
+            self.max_message_bytes = _flag("--max-message-bytes", check_message_bytes, flags.max_message_bytes)
+        try:
+            self.address = check_address(self.address, "--address")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
     @classmethod
     def from_file(cls, path: str | Path) -> ServerConfig:
@@ -159,6 +190,49 @@ class ServerConfig:
                 setattr(config, key, value)
         _read_tls_and_connections(config, data, fail, base)
         return config
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLine:
+    """``serve``'s settings as given on its command line (None: not given, the config file's or the default)."""
+
+    address: str | None = None
+    control_token: str | None = None
+    tokens: tuple[str, ...] = ()  # NAME=TOKEN, each
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    handshake_timeout_ms: int | None = None
+    max_connections: int | None = None
+    time_control: TimeControl | None = None
+    max_message_bytes: int | None = None
+
+
+def _flag(flag: str, check: Callable[[Any], Any], value: Any) -> Any:
+    """``value`` checked as the config file checks its key, the message naming the flag."""
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def _checked_token(token: str, flag: str) -> str:
+    """A token given on the command line (``flag`` names it in the error)."""
+    try:
+        return check_token(token, flag)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _named_tokens(pairs: Sequence[str]) -> dict[str, str]:
+    """``--token NAME=TOKEN`` pairs, each token checked."""
+    tokens: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, token = pair.partition("=")
+        if not sep or not name.strip() or not token.strip():
+            raise UsageError(f"--token {pair!r}: expected NAME=TOKEN, e.g. --token tomas=8kG2vQx7LmN4pR1sT6wY3zA9")
+        tokens[name.strip()] = _checked_token(token.strip(), f"--token {name.strip()}")
+    return tokens
 
 
 def _read_tls_and_connections(

@@ -1,8 +1,8 @@
 """What keeps a referee on the network usable by real bots: long tokens, failed token attempts
 throttled per peer, and enough file descriptors (see docs/referee.md, "Limits").
 
-No grpc here: the server applies these at its edge (``server.py``), the CLI and the config
-readers check tokens with :func:`check_token` when they read them.
+No grpc here: the server applies these at its edge (``server.py``); its config (``config.py``: the file and
+``serve``'s flags) checks tokens with :func:`token_problem` and :func:`check_token` as it reads them.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from skyjo_ref.server.session import Session, Stream
 if TYPE_CHECKING:
     from skyjo_ref.server.server import RefereeServer
 
-log = logging.getLogger("skyjo_ref.server.server")  # one logger for the referee, as before the split
+log = logging.getLogger("skyjo_ref.server.server")  # one logger for the whole referee (server and services)
 
 #: When the referee ends a stream, how long a message being written may take to finish first.
 WRITE_DRAIN_S: Final = 1.0

@@ -264,9 +264,7 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         raise check.fail((), "the file is empty: expected a mapping with at least 'bots'")
     top = check.mapping(data, (), TOP_KEYS, "the tournament's settings")
 
-    name = top.get("name", path.stem)
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,79}", name):
-        raise check.fail(("name",), f"expected a name of letters, digits, spaces, '_', '.', '-', got {name!r}")
+    name = _name(check, top.get("name", path.stem))
 
     rules = _rules(check, top.get("rules"))
     sizes = _sizes(check, top.get("players_per_game", 2))
@@ -293,6 +291,72 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
     except ExecutorError as exc:
         raise check.fail(("executor",), str(exc)) from None
 
+    bots_raw, bots, seen = _bots(check, top, base, default_sandbox, k, referee)
+
+    rating = _rating(check, top.get("rating", {}), seen, seed, secret=seed_secret is not None)
+    for size in sizes:  # every size must have its schedule (a sample's meetings fit the smallest table)
+        schedule_kind, challengers, meetings = _schedule(check, top, seen, size)
+    adaptive = _adaptive(check, top, schedule_kind, len(bots))
+    seating = _seating(check, top, k)
+    _check_sandboxes(check, bots_raw, bots, referee)
+
+    out = _output_folder(check, top, output, base, name)
+    secret_file = _secret_file(top, base)
+    _check_bot_links(check, bots, hidden=(path, out, *secret_file))
+
+    return TournamentConfig(
+        path=path,
+        name=name,
+        rules=rules,
+        players_per_game=k,
+        sizes=sizes if len(sizes) > 1 else (),
+        deals=deals,
+        seed=seed,
+        concurrency=concurrency,
+        time_control=time_control,
+        connect_timeout_s=float(connect),
+        output=out,
+        referee=referee,
+        rating=rating,
+        bots=tuple(bots),
+        schedule=schedule_kind,
+        seating=seating,
+        challengers=challengers,
+        meetings=meetings,
+        sandbox=default_sandbox,
+        executor=executor,
+        seed_secret=seed_secret,
+        seed_secret_source=seed_secret_source,
+        seed_secret_file=secret_file[0] if secret_file else None,
+        adaptive=adaptive,
+        isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
+        check=_check_level(check, top.get("check", "none")),
+    )
+
+
+def _name(check: _Checker, name: Any) -> str:
+    """The tournament's ``name`` (the file's stem by default): what its output folder is called."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,79}", name):
+        raise check.fail(("name",), f"expected a name of letters, digits, spaces, '_', '.', '-', got {name!r}")
+    return name
+
+
+def _seating(check: _Checker, top: Mapping[str, Any], k: int) -> str:
+    """``seating``: one of SEATINGS (the error says what each costs in games a deal at ``k`` players)."""
+    seating = top.get("seating", DEFAULT_SEATING)
+    if seating not in SEATINGS:
+        cost = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
+        raise check.fail(
+            ("seating",), f"unknown seating {seating!r}: expected one of {', '.join(SEATINGS)} (games a deal: {cost})"
+        )
+    return str(seating)
+
+
+def _bots(
+    check: _Checker, top: Mapping[str, Any], base: Path, default_sandbox: Sandbox, k: int, referee: RefereeConfig
+) -> tuple[list[Any], list[BotSpec], dict[str, int]]:
+    """``bots``: the raw entries, the checked bots, and each name's index (enough of them for ``k`` seats, and
+    each able to reach ``referee``)."""
     bots_raw = top.get("bots")
     if "bots" not in top:
         raise check.fail(
@@ -335,19 +399,11 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
             ("bots", index, "in_process"),
             "an in_process bot plays inside this process's own referee: drop referee.address or in_process",
         )
+    return bots_raw, bots, seen
 
-    rating = _rating(check, top.get("rating", {}), seen, seed, secret=seed_secret is not None)
-    for size in sizes:  # every size must have its schedule (a sample's meetings fit the smallest table)
-        schedule_kind, challengers, meetings = _schedule(check, top, seen, size)
-    adaptive = _adaptive(check, top, schedule_kind, len(bots))
-    seating = top.get("seating", DEFAULT_SEATING)
-    if seating not in SEATINGS:
-        cost = ", ".join(f"{block_size(k, kind)} at {k} players for {kind}" for kind in SEATINGS)
-        raise check.fail(
-            ("seating",), f"unknown seating {seating!r}: expected one of {', '.join(SEATINGS)} (games a deal: {cost})"
-        )
-    _check_sandboxes(check, bots_raw, bots, referee)
 
+def _output_folder(check: _Checker, top: Mapping[str, Any], output: str | Path | None, base: Path, name: str) -> Path:
+    """Where results go: ``output`` (the command line's), the file's ``output`` (relative to it), or runs/NAME."""
     if output is not None:
         out = Path(output)
     elif "output" in top:
@@ -359,41 +415,16 @@ def parse_config(text: str, path: Path, output: str | Path | None = None) -> Tou
         out = base / "runs" / name.replace(" ", "_")
     if out.exists() and not out.is_dir():
         raise check.fail(("output",), f"{out} exists and is not a folder: expected a folder for the results")
-    secret_file = _secret_file(top, base)
-    for index, entry in enumerate(bots):  # before any game: an isolated bot's links stay in its folder
+    return out
+
+
+def _check_bot_links(check: _Checker, bots: Sequence[BotSpec], hidden: tuple[Path, ...]) -> None:
+    """Before any game: an isolated bot's links stay in its folder (none points at what it must not see)."""
+    for index, entry in enumerate(bots):
         try:
-            check_links(entry, hidden=(path, out, *secret_file))
+            check_links(entry, hidden=hidden)
         except BotLinkError as exc:
             raise check.fail(("bots", index), str(exc)) from None
-
-    return TournamentConfig(
-        path=path,
-        name=name,
-        rules=rules,
-        players_per_game=k,
-        sizes=sizes if len(sizes) > 1 else (),
-        deals=deals,
-        seed=seed,
-        concurrency=concurrency,
-        time_control=time_control,
-        connect_timeout_s=float(connect),
-        output=out,
-        referee=referee,
-        rating=rating,
-        bots=tuple(bots),
-        schedule=schedule_kind,
-        seating=seating,
-        challengers=challengers,
-        meetings=meetings,
-        sandbox=default_sandbox,
-        executor=executor,
-        seed_secret=seed_secret,
-        seed_secret_source=seed_secret_source,
-        seed_secret_file=secret_file[0] if secret_file else None,
-        adaptive=adaptive,
-        isolation_note=isolation_note if any(b.managed and b.sandbox.isolation == "none" for b in bots) else None,
-        check=_check_level(check, top.get("check", "none")),
-    )
 
 
 def _sizes(check: _Checker, raw: Any) -> tuple[int, ...]:
@@ -772,47 +803,10 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
             if extra in bot:
                 raise check.fail((*path, extra), f"{extra} applies to python and command bots only, not {kind}")
 
-    cwd: Path | None = None
-    if "cwd" in bot:
-        cwd_raw = check.string(bot["cwd"], (*path, "cwd"), "a folder path")
-        cwd = Path(cwd_raw).expanduser()
-        if not cwd.is_absolute():
-            cwd = base / cwd
-        if not cwd.is_dir():
-            raise check.fail((*path, "cwd"), f"folder {cwd} does not exist: expected the bot's working folder")
-    root: Path | None = None
-    if "root" in bot:
-        root_raw = check.string(bot["root"], (*path, "root"), "a folder path")
-        root = Path(root_raw).expanduser()
-        if not root.is_absolute():
-            root = base / root
-        if not root.is_dir():
-            raise check.fail((*path, "root"), f"folder {root} does not exist: expected the folder that holds the bot")
-    env: dict[str, str] = {}
-    if "env" in bot:
-        env_raw = bot["env"]
-        if not isinstance(env_raw, dict):
-            raise check.fail((*path, "env"), f"expected a mapping of VARIABLE: value, got {_kind(env_raw)}")
-        for key, val in env_raw.items():
-            if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-                raise check.fail((*path, "env"), f"bad variable name {key!r}: expected letters, digits and '_'")
-            if isinstance(val, bool) or not isinstance(val, str | int | float):
-                raise check.fail((*path, "env", key), f"expected a string or a number, got {_kind(val)}")
-            env[key] = str(val)
-    in_process = False
-    if "in_process" in bot:
-        in_process = bot["in_process"]
-        if not isinstance(in_process, bool):
-            raise check.fail((*path, "in_process"), f"expected true or false, got {_kind(in_process)}")
-        if in_process and kind != "python":
-            raise check.fail((*path, "in_process"), f"in_process applies to python bots only, not {kind}")
-        for extra in ("cwd", "root", "env", "limits", "network", "isolation"):
-            if in_process and extra in bot:
-                raise check.fail(
-                    (*path, extra),
-                    f"{extra} cannot apply to an in_process bot (it runs inside the referee's process): "
-                    "drop one of them",
-                )
+    cwd = _folder(check, bot, "cwd", path, base, "the bot's working folder")
+    root = _folder(check, bot, "root", path, base, "the folder that holds the bot")
+    env = _env(check, bot["env"], (*path, "env")) if "env" in bot else {}
+    in_process = _in_process(check, bot, kind, path)
     limits = _limits(check, bot["limits"], (*path, "limits")) if "limits" in bot else None
     network = _network(check, bot["network"], (*path, "network")) if "network" in bot else None
     isolation = _isolation(check, bot["isolation"], (*path, "isolation")) if "isolation" in bot else None
@@ -848,6 +842,50 @@ def _bot(check: _Checker, raw: Any, path: Path_, base: Path, default_sandbox: Sa
     if problem is not None:
         raise check.fail((*vpath, "token"), problem)
     return BotSpec("remote", name, f"remote:{name}", token=token)
+
+
+def _folder(check: _Checker, bot: Mapping[str, Any], key: str, path: Path_, base: Path, what: str) -> Path | None:
+    """A bot's folder setting ``key`` (relative to the config file), which must exist; None when not set."""
+    if key not in bot:
+        return None
+    folder = Path(check.string(bot[key], (*path, key), "a folder path")).expanduser()
+    if not folder.is_absolute():
+        folder = base / folder
+    if not folder.is_dir():
+        raise check.fail((*path, key), f"folder {folder} does not exist: expected {what}")
+    return folder
+
+
+def _env(check: _Checker, raw: Any, path: Path_) -> dict[str, str]:
+    """A bot's ``env``: variable names to values (numbers written as text)."""
+    if not isinstance(raw, dict):
+        raise check.fail(path, f"expected a mapping of VARIABLE: value, got {_kind(raw)}")
+    env: dict[str, str] = {}
+    for key, val in raw.items():
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise check.fail(path, f"bad variable name {key!r}: expected letters, digits and '_'")
+        if isinstance(val, bool) or not isinstance(val, str | int | float):
+            raise check.fail((*path, key), f"expected a string or a number, got {_kind(val)}")
+        env[key] = str(val)
+    return env
+
+
+def _in_process(check: _Checker, bot: Mapping[str, Any], kind: str, path: Path_) -> bool:
+    """A bot's ``in_process``: a python bot only, with nothing that needs a process of its own."""
+    if "in_process" not in bot:
+        return False
+    in_process = bot["in_process"]
+    if not isinstance(in_process, bool):
+        raise check.fail((*path, "in_process"), f"expected true or false, got {_kind(in_process)}")
+    if in_process and kind != "python":
+        raise check.fail((*path, "in_process"), f"in_process applies to python bots only, not {kind}")
+    for extra in ("cwd", "root", "env", "limits", "network", "isolation"):
+        if in_process and extra in bot:
+            raise check.fail(
+                (*path, extra),
+                f"{extra} cannot apply to an in_process bot (it runs inside the referee's process): drop one of them",
+            )
+    return in_process
 
 
 def _python_spec(check: _Checker, spec: str, path: Path_, base: Path) -> str:

@@ -56,14 +56,11 @@ def league_tables(
     raise ScheduleError(f"unknown schedule {kind!r}: expected one of {', '.join(SCHEDULE_KINDS)}")
 
 
-def league_games(
-    table_list: Iterable[tuple[str, ...]], players_per_game: int, deals: int, seating: str = "rotations"
-) -> list[GameId]:
+def league_games(table_list: Iterable[tuple[str, ...]], deals: int, seating: str = "rotations") -> list[GameId]:
     """All games of these tables, deal by deal (as :func:`.schedule.schedule` orders a round robin).
 
     Each table plays each deal in the seatings of ``seating``'s design for its
-    size (:func:`skyjo_ref.seating.design`); ``players_per_game`` is kept for
-    callers and not needed (a table's size is its length).
+    size (:func:`skyjo_ref.seating.design`; a table's size is its length).
     """
     ordered = sorted(table_list)
     return [

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from skyjo_ref.checkbot.before import check_before_play
@@ -31,7 +32,7 @@ from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.secret import secret_deal_seed, secret_id
 from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoredGame, version_tag
+from skyjo_ref.tournament.store import Store, StoredGame, open_run_store, version_tag
 from skyjo_ref.tournament.tables import Tables
 from skyjo_ref.tournament.versions import bot_version, current_view, short, versioned_tables
 
@@ -48,6 +49,34 @@ def fingerprint(config: TournamentConfig) -> dict[str, Any]:
         "players_per_game": list(config.sizes) if config.sizes else config.players_per_game,
         "seed": config.seed,
     }
+
+
+def open_store(
+    config: TournamentConfig,
+    new: bool = False,
+    on_wait: Callable[[str], None] | None = None,
+    on_set_aside: Callable[[Path], None] | None = None,
+) -> Store:
+    """The store ``config``'s run writes, bound to its fingerprint, with its name, rating settings and bots (its
+    writer lock held; :func:`~skyjo_ref.tournament.store.open_run_store` says what ``new`` and the callbacks do)."""
+    return open_run_store(
+        config.output,
+        fingerprint(config),
+        what=f"{config.path}",
+        info={"name": config.name, "rating": config.rating.to_info(), "bots": list(config.bot_names)},
+        new=new,
+        on_wait=on_wait,
+        on_set_aside=on_set_aside,
+    )
+
+
+def shard_config(config: TournamentConfig, shard: Shard, own_output: bool) -> TournamentConfig:
+    """``config`` as ``shard`` plays it: ShardError when the shard would play nothing; unless the caller gave the
+    output folder (``own_output``), each shard in a folder of its own (``league.shard-2-of-4``)."""
+    shard.check(league_games(config.tables(), config.deals, config.seating))
+    if own_output:
+        return config
+    return dataclasses.replace(config, output=config.output.with_name(config.output.name + shard.suffix))
 
 
 def compute_tables(config: TournamentConfig, store: Store, bootstrap: int | None = None) -> Tables:
@@ -105,15 +134,7 @@ async def run(
     """Play every scheduled game (of ``shard``'s share) the store lacks; each is committed as it finishes."""
     observer = observer or QuietObserver()
     started = time.monotonic()
-    # what a merge checks besides the fingerprint: the same schedule
-    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals, "seating": config.seating}
-    if config.schedule == "adaptive":
-        plan = {"bots": sorted(config.bot_names), "kind": "adaptive", **config.adaptive.to_json()}
-    elif config.schedule != "round_robin":
-        plan.update(kind=config.schedule, challengers=sorted(config.challengers), meetings=config.meetings)
-    store.set_info("schedule", plan)
-    if shard is not None:
-        store.set_info("shard", {"index": shard.index, "count": shard.count})
+    _store_schedule(config, store, shard)
     versions = {spec.name: bot_version(spec, config.output) for spec in config.bots}
     changed = store.use_versions(versions)  # games are stored (and looked up) under these versions from now on
     secret = config.seed_secret
@@ -124,11 +145,7 @@ async def run(
     rounds = Rounds(config, store, versions) if config.schedule == "adaptive" else None
 
     def scheduled_games() -> list[GameId]:
-        every = (
-            rounds.games()
-            if rounds is not None
-            else league_games(config.tables(), config.players_per_game, config.deals, config.seating)
-        )
+        every = rounds.games() if rounds is not None else league_games(config.tables(), config.deals, config.seating)
         return shard.select(every) if shard is not None else every
 
     def missing(games: list[GameId]) -> list[GameId]:
@@ -142,17 +159,7 @@ async def run(
     scheduled = {(g.key, version_tag(g.table, versions)) for g in games}
     extra = len(store.finished_slots() - scheduled) if rounds is None else 0
     summary = RunSummary(total=len(games), already=len(games) - len(todo), played=0, seconds=0.0, extra_games=extra)
-    for bot, new, old in changed:
-        summary.notes.append(
-            f"bot {bot} is a new version ({short(new)}, was {short(old)}): its games are played again; "
-            "the old version's games stay in the store as its history"
-        )
-    if extra:
-        summary.notes.append(
-            f"the store also holds {extra} games outside this config's schedule (older versions, bots or deals "
-            "no longer listed): they are rated as history, and only the current versions of the listed bots are "
-            "in the table"
-        )
+    summary.notes.extend(_history_notes(changed, extra))
     observer.started(len(games), summary.already, len(todo))
     if not todo:
         if rounds is not None:
@@ -160,11 +167,7 @@ async def run(
         summary.seconds = time.monotonic() - started
         return summary
     if config.check != "none":  # before any game: a bot that breaks the protocol stops the run in seconds
-        playing = {name for game in todo for name in game.seats}
-        bots = [config.bot(name) for name in sorted(playing)]
-        rerun = lambda bot: f"skyjo-ref check-bot {config.path} --bot {bot.name}"  # noqa: E731
-        for note in await check_before_play(bots, config.output / "check-bot", rerun):
-            observer.note(note)
+        await _check_bots(config, todo, observer)
     if backend is None:
         from skyjo_ref.execution.backend import referee_backend
 
@@ -186,11 +189,7 @@ async def run(
                 referee,
                 store,
                 seats_of=lambda game: [(name, config.bot(name)) for name in game.seats],
-                seed_of=lambda game: (
-                    deal_match_seed(config.seed, game.deal)
-                    if secret is None
-                    else secret_deal_seed(secret, config.seed, game.deal, version_tag(game.table, versions))
-                ),
+                seed_of=lambda game: _deal_seed(config, game, versions),
                 concurrency=slots,
                 on_game=on_game,
             )
@@ -206,6 +205,51 @@ async def run(
         summary.notes.append(rounds.describe())
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _store_schedule(config: TournamentConfig, store: Store, shard: Shard | None) -> None:
+    """What a merge checks besides the fingerprint: the same schedule (and which shard this store is)."""
+    plan: dict[str, Any] = {"bots": sorted(config.bot_names), "deals": config.deals, "seating": config.seating}
+    if config.schedule == "adaptive":
+        plan = {"bots": sorted(config.bot_names), "kind": "adaptive", **config.adaptive.to_json()}
+    elif config.schedule != "round_robin":
+        plan.update(kind=config.schedule, challengers=sorted(config.challengers), meetings=config.meetings)
+    store.set_info("schedule", plan)
+    if shard is not None:
+        store.set_info("shard", {"index": shard.index, "count": shard.count})
+
+
+def _history_notes(changed: Sequence[tuple[str, str, str]], extra: int) -> list[str]:
+    """What a run says of the games it does not replay: a bot's older version's, and those off the schedule."""
+    notes = [
+        f"bot {bot} is a new version ({short(new)}, was {short(old)}): its games are played again; "
+        "the old version's games stay in the store as its history"
+        for bot, new, old in changed
+    ]
+    if extra:
+        notes.append(
+            f"the store also holds {extra} games outside this config's schedule (older versions, bots or deals "
+            "no longer listed): they are rated as history, and only the current versions of the listed bots are "
+            "in the table"
+        )
+    return notes
+
+
+async def _check_bots(config: TournamentConfig, todo: Sequence[GameId], observer: Observer) -> None:
+    """check-bot's quick checks of every bot that will play (raises when one breaks the protocol)."""
+    playing = {name for game in todo for name in game.seats}
+    bots = [config.bot(name) for name in sorted(playing)]
+    rerun = lambda bot: f"skyjo-ref check-bot {config.path} --bot {bot.name}"  # noqa: E731
+    for note in await check_before_play(bots, config.output / "check-bot", rerun):
+        observer.note(note)
+
+
+def _deal_seed(config: TournamentConfig, game: GameId, versions: Mapping[str, str]) -> str:
+    """The match seed ``game`` is dealt from: its deal's, or the secret's for the table's versions."""
+    secret = config.seed_secret
+    if secret is None:
+        return deal_match_seed(config.seed, game.deal)
+    return secret_deal_seed(secret, config.seed, game.deal, version_tag(game.table, versions))
 
 
 class Rounds:

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar
+from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 from skyjo_ref import records
 from skyjo_ref.errors import Busy, Unfinished, UsageError
@@ -181,6 +181,14 @@ class StoredGame:
     @property
     def winners(self) -> tuple[str, ...]:
         return tuple(s.bot for s in self.seats if s.rank == 1)
+
+
+class _CheckedGame(NamedTuple):
+    """A played game whose record replayed: the record's text (as its file holds it) and its per-seat results."""
+
+    played: PlayedGame
+    text: str
+    results: tuple[SeatResult, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,7 +532,7 @@ class Store:
 
     def add_game(self, game: GameId, deal_seed: str, record: Mapping[str, Any], duration_s: float) -> StoredGame:
         """Check the record by replaying it, write its file, and commit the game (one transaction)."""
-        return self.add_games([(game, deal_seed, record, duration_s)])[0]
+        return self.add_games([PlayedGame(game, deal_seed, record, duration_s)])[0]
 
     def add_games(self, batch: Sequence[PlayedGame]) -> list[StoredGame]:
         """Check each record by replaying it and write its file, then commit them all in ONE transaction.
@@ -535,11 +543,11 @@ class Store:
         again replaces the first copy (a game delivered twice is stored once). Returns the stored games in
         batch order. The checks and files run outside the store's lock: only the transaction holds it.
         """
-        checked: list[tuple[PlayedGame, str, tuple[SeatResult, ...]]] = []  # (game, record text, results)
+        checked: list[_CheckedGame] = []
         refused: Exception | None = None
         for played in batch:
             try:
-                checked.append((played, *self._checked_file(played)))
+                checked.append(_CheckedGame(played, *self._checked_file(played)))
             except Exception as exc:  # a refused record: the rest of the batch is still committed
                 refused = refused or exc
         if checked:
@@ -549,12 +557,12 @@ class Store:
         versions = dict(self.versions)
         return [
             StoredGame(
-                played[0],
-                results,
-                store_key(played[0], self._vtag(played[0], versions)),
-                tuple(records.round_starters(played[2])),
+                c.played.game,
+                c.results,
+                store_key(c.played.game, self._vtag(c.played.game, versions)),
+                tuple(records.round_starters(c.played.record)),
             )
-            for played, _, results in checked
+            for c in checked
         ]
 
     @staticmethod
@@ -563,7 +571,7 @@ class Store:
 
     def _checked_file(self, played: PlayedGame) -> tuple[str, tuple[SeatResult, ...]]:
         """Replay-check a record and write its file; its text and per-seat results (raises if refused)."""
-        game, _, record, _ = played
+        game, record = played.game, played.record
         records.replay(record)  # a record that does not replay is never stored
         seats = game.seats
         if list(record["players"]) != list(seats):
@@ -585,12 +593,13 @@ class Store:
         return text, results
 
     @_locked
-    def _commit(self, checked: Sequence[tuple[PlayedGame, str, tuple[SeatResult, ...]]]) -> None:
+    def _commit(self, checked: Sequence[_CheckedGame]) -> None:
         """Checked games in one transaction (a key already stored is replaced, seats included)."""
         now = time.time()
         versions = dict(self.versions)
         keyed = [
-            (store_key(p[0], self._vtag(p[0], versions)), self._vtag(p[0], versions), p, t, r) for p, t, r in checked
+            (store_key(c.played.game, self._vtag(c.played.game, versions)), self._vtag(c.played.game, versions), c)
+            for c in checked
         ]
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
@@ -600,20 +609,20 @@ class Store:
                 [
                     (
                         key,
-                        "+".join(game.table),
-                        game.deal,
-                        game.rotation,
-                        json.dumps(list(game.seats)),
-                        deal_seed,
+                        "+".join(p.game.table),
+                        p.game.deal,
+                        p.game.rotation,
+                        json.dumps(list(p.game.seats)),
+                        p.deal_seed,
                         text,
                         now,
-                        duration_s,
-                        game.key,
+                        p.duration_s,
+                        p.game.key,
                         vtag,
-                        json.dumps({name: versions[name] for name in game.table} if vtag else {}, sort_keys=True),
-                        json.dumps(records.round_starters(record)),
+                        json.dumps({name: versions[name] for name in p.game.table} if vtag else {}, sort_keys=True),
+                        json.dumps(records.round_starters(p.record)),
                     )
-                    for key, vtag, (game, deal_seed, record, duration_s), text, _ in keyed
+                    for key, vtag, (p, text, _) in keyed
                 ],
             )
             self.db.executemany(  # a key twice in a batch: the last
@@ -630,8 +639,8 @@ class Store:
                         json.dumps(list(s.round_scores)),
                         s.version,
                     )
-                    for key, _, _, _, results in keyed
-                    for seat, s in enumerate(results)
+                    for key, _, checked_game in keyed
+                    for seat, s in enumerate(checked_game.results)
                 ],
             )
 

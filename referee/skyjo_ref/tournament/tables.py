@@ -320,6 +320,46 @@ def compute(
     resample: str = "deal",
 ) -> Tables:
     """The tables over ``games``; ``bots`` adds rows for bots without games yet (e.g. at the start)."""
+    rows, h2h = _tally(games, bots)
+    notes: list[str] = []
+    played = sorted(name for name, row in rows.items() if row.games)
+    used_anchor = _anchor_in_play(anchor, played, notes)
+    units = _rate_rows(
+        games, rows, played, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval, resample, notes
+    )
+    sizes = sorted({len(g.seats) for g in games})
+    by_size: dict[int, list[SizeRow]] = {}
+    if len(sizes) > 1:
+        for k in sizes:
+            subset = [g for g in games if len(g.seats) == k]
+            by_size[k] = _size_rows(
+                subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval, resample
+            )
+    ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
+    return Tables(
+        rows=ordered,
+        head_to_head=h2h,
+        games=len(games),
+        blocks=len({g.id.block for g in games}),
+        resample=resample,
+        units=units,
+        anchor=used_anchor,
+        anchor_elo=anchor_elo,
+        bootstrap=bootstrap,
+        interval_seed=interval_seed,
+        notes=notes,
+        model=model,
+        interval=interval,
+        by_size=by_size,
+        seat_effects=seat_effects(games),
+        starter_effects=starter_effects(games, resample),
+    )
+
+
+def _tally(
+    games: Sequence[StoredGame], bots: Iterable[str]
+) -> tuple[dict[str, BotRow], dict[str, dict[str, HeadToHead]]]:
+    """Every bot's counts (games, wins, scores, strikes, pairwise points) and the head-to-head cells."""
     rows: dict[str, BotRow] = {}
     for name in bots:
         rows.setdefault(name, BotRow(name))
@@ -352,9 +392,11 @@ def compute(
         for cell in h2h.get(name, {}).values():
             row.pair_games += cell.games
             row.pair_score += cell.wins + 0.5 * cell.draws
+    return rows, h2h
 
-    notes: list[str] = []
-    played = sorted(name for name, row in rows.items() if row.games)
+
+def _anchor_in_play(anchor: str | None, played: Sequence[str], notes: list[str]) -> str | None:
+    """The bot Elo is anchored at (None: the pool mean), given who ``played``; why it moved goes to ``notes``."""
     used_anchor = anchor
     copies = sorted(name for name in played if anchor is not None and name.startswith(f"{anchor}."))
     if anchor is not None and anchor not in played and f"{anchor}.1" in copies:
@@ -367,8 +409,24 @@ def compute(
     if anchor is not None and anchor not in played:
         notes.append(f"anchor {anchor!r} has no games yet: Elo is anchored at the pool mean instead")
         used_anchor = None
+    return used_anchor
+
+
+def _rate_rows(
+    games: Sequence[StoredGame],
+    rows: Mapping[str, BotRow],
+    played: Sequence[str],
+    used_anchor: str | None,
+    anchor_elo: float,
+    bootstrap: int,
+    interval_seed: int | str,
+    model: str,
+    interval: str,
+    resample: str,
+    notes: list[str],
+) -> int:
+    """Fill the rows' Elo and intervals (what could not be rated goes to ``notes``); the resampled units' count."""
     orders = [(cluster(g.id, resample), [(s.bot, s.rank) for s in g.seats]) for g in games]
-    blocks = len({g.id.block for g in games})
     if model == "bradley-terry":
         pairs = bradley_terry.pair_data(orders, played)
         units = len(pairs.blocks)
@@ -400,33 +458,7 @@ def compute(
             )
     elif len(played) == 1:
         rows[played[0]].elo = anchor_elo
-    sizes = sorted({len(g.seats) for g in games})
-    by_size: dict[int, list[SizeRow]] = {}
-    if len(sizes) > 1:
-        for k in sizes:
-            subset = [g for g in games if len(g.seats) == k]
-            by_size[k] = _size_rows(
-                subset, used_anchor, anchor_elo, bootstrap, interval_seed, model, interval, resample
-            )
-    ordered = sorted(rows.values(), key=lambda r: (r.elo is None, -(r.elo or 0.0), r.name))
-    return Tables(
-        rows=ordered,
-        head_to_head=h2h,
-        games=len(games),
-        blocks=blocks,
-        resample=resample,
-        units=units,
-        anchor=used_anchor,
-        anchor_elo=anchor_elo,
-        bootstrap=bootstrap,
-        interval_seed=interval_seed,
-        notes=notes,
-        model=model,
-        interval=interval,
-        by_size=by_size,
-        seat_effects=seat_effects(games),
-        starter_effects=starter_effects(games, resample),
-    )
+    return units
 
 
 def rated(games: Sequence[StoredGame], bots: Iterable[str], rating: RatingConfig) -> Tables:
