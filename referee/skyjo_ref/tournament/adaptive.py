@@ -34,6 +34,7 @@ from typing import Any
 
 from skyjo_ref.seating import design
 from skyjo_ref.stats import bradley_terry as elo
+from skyjo_ref.stats import plackett_luce
 from skyjo_ref.tournament.league import sampled_tables
 from skyjo_ref.tournament.schedule import GameId
 
@@ -149,8 +150,11 @@ def status(
     ranking (see the module docstring)."""
     names = sorted(bots)
     listed = set(names)
-    data = elo.pair_data([(b, [s for s in seats if s[0] in listed]) for b, seats in games], names)
-    wins, counts = data.totals()
+    kept = [(b, [s for s in seats if s[0] in listed]) for b, seats in games]
+    wins, counts = elo.pair_data(kept, names).totals()
+    if any(len(seats) > 2 for _, seats in kept):
+        chosen, stages = plackett_luce.order_data(kept, names).totals()
+        return status_of_orders(names, chosen, stages, counts, settings)
     return status_of_totals(names, wins, counts, settings)
 
 
@@ -163,9 +167,36 @@ def status_of_totals(
 ) -> Status:
     """:func:`status` from pairwise totals (``wins[i][j]``: i's score against j; ``counts``: games), bots in
     the order of ``names``; ``start``: strengths to start the fit from (a previous status's ``strengths``)."""
-    n = len(names)
     beta = elo.fit(wins, counts, prior=PRIOR, start=start, tol=1e-7)
-    cov = _covariance(beta, counts)
+    return _judge(names, beta, _covariance(beta, counts), counts, settings)
+
+
+def status_of_orders(
+    names: Sequence[str],
+    chosen: Sequence[float],
+    stages: Mapping[int, float],
+    counts: Sequence[Sequence[float]],
+    settings: AdaptiveSettings,
+    start: Sequence[float] | None = None,
+) -> Status:
+    """:func:`status` from Plackett-Luce totals (tables of 3 or more): ``chosen`` and ``stages`` as
+    :func:`skyjo_ref.stats.plackett_luce.order_data` sums them, ``counts[i][j]`` the games where i and j both
+    sat. A table of ``k`` is one order, not ``k(k-1)/2`` independent pairs: the pairwise fit's information
+    counts each game's pairs as if independent and makes comparisons look decided too early."""
+    beta = plackett_luce.fit(chosen, stages, prior=PRIOR, start=start, tol=1e-7)
+    cov = _inverse_on_differences(plackett_luce.information(beta, stages, PRIOR))
+    return _judge(names, beta, cov, counts, settings)
+
+
+def _judge(
+    names: Sequence[str],
+    beta: Sequence[float],
+    cov: Sequence[Sequence[float]],
+    counts: Sequence[Sequence[float]],
+    settings: AdaptiveSettings,
+) -> Status:
+    """Rank by ``beta`` and judge each comparison that decides the ranking by the covariance ``cov``."""
+    n = len(names)
     order = sorted(range(n), key=lambda i: (-beta[i], names[i]))
     ranking = [names[i] for i in order]
     pairs: list[tuple[int, int]] = []
@@ -182,7 +213,7 @@ def status_of_totals(
         z = (beta[a] - beta[b]) / math.sqrt(var) if var > 0 else math.inf
         p = normal.cdf(z)
         comparisons.append(Comparison(names[a], names[b], p, counts[a][b], p >= threshold))
-    return Status(ranking, comparisons, threshold, beta)
+    return Status(ranking, comparisons, threshold, list(beta))
 
 
 def _covariance(beta: Sequence[float], counts: Sequence[Sequence[float]]) -> list[list[float]]:
@@ -198,6 +229,12 @@ def _covariance(beta: Sequence[float], counts: Sequence[Sequence[float]]) -> lis
             info[j][j] += h
             info[i][j] -= h
             info[j][i] -= h
+    return _inverse_on_differences(info)
+
+
+def _inverse_on_differences(info: Sequence[Sequence[float]]) -> list[list[float]]:
+    """The inverse of an information matrix with the last strength held at 0 (only differences are used)."""
+    n = len(info)
     reduced = _inverse([row[: n - 1] for row in info[: n - 1]]) if n > 1 else []
     cov = [[0.0] * n for _ in range(n)]
     for i in range(n - 1):
@@ -269,6 +306,20 @@ def next_round(
         if len(blocks) >= room:
             break
     return Plan(number, blocks, why) if blocks else None
+
+
+def stop_reason(current: Status, settings: AdaptiveSettings) -> str:
+    """Why the schedule ended: every comparison decided, or the budget, naming the orders left undecided (the
+    rows of the tables between those bots are not settled at the asked confidence)."""
+    undecided = current.undecided
+    if not undecided:
+        return f"every comparison decided at {settings.confidence:g}"
+    shown = ", ".join(f"{c.better} and {c.worse} (P = {c.probability:.3f})" for c in undecided[:3])
+    more = f" and {len(undecided) - 3} more" if len(undecided) > 3 else ""
+    return (
+        f"the budget (max_games {settings.max_games}) ended the run with the order of {shown}{more} undecided "
+        f"at {settings.confidence:g}: raise adaptive.max_games to decide it"
+    )
 
 
 def _table(a: str, b: str, ranking: Sequence[str], rank: Mapping[str, int], k: int) -> tuple[str, ...]:
