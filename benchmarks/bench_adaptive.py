@@ -138,7 +138,13 @@ def round_robin(league: League, settings: AdaptiveSettings) -> tuple[int, list[s
 
 
 def measure(
-    n: int, spread: float, leagues: int, settings: AdaptiveSettings, players: int = 2, pairwise: bool = False
+    n: int,
+    spread: float,
+    leagues: int,
+    settings: AdaptiveSettings,
+    players: int = 2,
+    pairwise: bool = False,
+    adaptive_only: bool = False,
 ) -> dict[str, Any]:
     top = settings.top or n
     out: dict[str, Any] = {"bots": n, "spread_elo": spread, "players": players}
@@ -161,9 +167,9 @@ def measure(
             "correct": correct / leagues,
             "near_budget": capped,
         }
-        if kind == "adaptive" and pairwise:
+        if kind == "adaptive" and adaptive_only:
             break
-    if pairwise:
+    if adaptive_only:
         return out
     out["saving"] = round(1 - out["adaptive"]["median_games"] / out["round_robin"]["median_games"], 3)
     return out
@@ -179,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-games", type=int, default=400_000)
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--pairwise", action="store_true", help="judge k-player leagues by the pairwise fit")
+    parser.add_argument("--adaptive-only", action="store_true", help="no round robin (implied by --pairwise)")
     parser.add_argument("--json", help="write the numbers to this file")
     args = parser.parse_args(argv)
     settings = AdaptiveSettings(confidence=args.confidence, top=args.top, max_games=args.max_games)
@@ -189,7 +196,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     for n in args.sizes:
         for spread in args.spreads:
             started = time.perf_counter()
-            row = measure(n, spread, args.leagues, settings, args.players, args.pairwise)
+            top = args.top if args.top < n else None  # --top n or more: the whole order (the config's default)
+            settings = AdaptiveSettings(confidence=args.confidence, top=top, max_games=args.max_games)
+            only = args.adaptive_only or args.pairwise
+            row = measure(n, spread, args.leagues, settings, args.players, args.pairwise, only)
             a, r = row["adaptive"], row.get("round_robin", {"median_games": math.nan, "correct": math.nan})
             print(
                 f"{n}\t{spread:g}\t{a['median_games']:g}\t{a['p90_games']}\t{a['max_games']}\t{a['correct']:.2f}\t"
