@@ -30,7 +30,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Final
 
 from skyjo_ref.seating import design
 from skyjo_ref.stats import bradley_terry as elo
@@ -40,6 +40,9 @@ from skyjo_ref.tournament.schedule import GameId
 
 #: The virtual drawn games per pair the fit adds (the tables' prior: see elo.py).
 PRIOR = 1.0
+#: The default budget: on simulated 2-player leagues of 12 and 24 bots evenly spread over 600 Elo (26-54 Elo
+#: between neighbours), deciding the whole order took at most 5,660 and 53,560 games (docs/tournaments.md).
+DEFAULT_MAX_GAMES: Final = 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +51,7 @@ class AdaptiveSettings:
 
     confidence: float = 0.95  # every deciding comparison's order together at this probability
     top: int | None = None  # only the order of the first ``top`` places (and who they are) must be decided
-    max_games: int = 10_000  # the budget: no round goes beyond it
+    max_games: int = DEFAULT_MAX_GAMES  # the budget: no round goes beyond it
     ring: int = 3  # the first round: each bot against its ``ring`` nearest neighbours on each side
     max_blocks_per_pair: int = 8  # at most this many blocks per comparison in one round
 
