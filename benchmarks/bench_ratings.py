@@ -209,8 +209,7 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
     else:
         target = limit(rng, n, k, truth, names, args)
     leagues = math.ceil(args.intervals / n)
-    # the normal interval's width around the point estimate; the normal interval with the prior's pull undone
-    methods = (*INTERVAL_METHODS, "normal@point", "normal@unpulled")
+    methods = (*INTERVAL_METHODS, "normal@point")  # the normal interval's width around the point estimate
     hits = {(m, meth): 0 for m in ("pl", "bt") for meth in methods}
     widths = {key: 0.0 for key in hits}
     heldout = {m: [0.0, 0, 0] for m in ("pl", "bt")}
@@ -236,15 +235,12 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
             for i, r in enumerate(centred(bt.fit(w, g, start=beta_bt))):
                 draws["bt"][i].append(r)
         seen = {"pl": pl.bot_blocks(orders), "bt": bt.bot_blocks(pairs)}
-        pulls = centred(pl.prior_pull(beta_pl, orders.totals()[1]))  # Plackett-Luce's, used for both models
         for model in ("pl", "bt"):
             for i in range(n):
                 for method in methods:
                     low, high = interval(points[model][i], draws[model][i], seen[model][i], method.split("@")[0])
                     if method == "normal@point":
                         low, high = points[model][i] - (high - low) / 2, points[model][i] + (high - low) / 2
-                    elif method == "normal@unpulled":
-                        low, high = low - pulls[i], high - pulls[i]
                     hits[(model, method)] += low <= target[model][i] <= high
                     widths[(model, method)] += high - low
         for i in range(n):

@@ -93,41 +93,17 @@ def block_intervals(
     blocks_of: Sequence[int],
     method: str,
     fixed: int | None = None,
-    pull: Sequence[float] | None = None,
 ) -> list[tuple[float, float]]:
     """The 95% interval of each rating: ``samples`` resamples of the duplicate ``blocks`` (with replacement,
     drawn from ``random.Random(seed)``), each refitted by ``refit``; ``blocks_of[i]`` is how many blocks rating
-    ``i`` rests on, and rating ``fixed`` (an anchor) has none. ``pull``: how far the prior pulls each rating
-    (:func:`unpull`), undone in the ``normal`` interval."""
+    ``i`` rests on, and rating ``fixed`` (an anchor) has none."""
     rng = random.Random(seed)
     count = len(blocks)
     draws: list[list[float]] = [[] for _ in point]
     for _ in range(samples):
         for i, r in enumerate(refit([blocks[rng.randrange(count)] for _ in range(count)])):
             draws[i].append(r)
-    bounds = [
+    return [
         (p, p) if i == fixed else interval(p, d, n, method)
         for i, (p, d, n) in enumerate(zip(point, draws, blocks_of, strict=True))
     ]
-    if pull is None or method != "normal":
-        return bounds
-    return [bound if i == fixed else unpull(bound, point[i], pull[i]) for i, bound in enumerate(bounds)]
-
-
-def unpull(bound: tuple[float, float], point: float, pull: float) -> tuple[float, float]:
-    """A normal interval moved by the prior's ``pull`` on its estimate, and stretched to hold ``point``.
-
-    The prior (virtual draws) pulls a rating toward the pool, and a bootstrap of
-    the regularised fit cannot see that: each resample is pulled toward the
-    sample's own estimate, so its bias correction removes only the maximum
-    likelihood fit's outward bias, which the prior has already more than undone.
-    At 2 players over 10 deals the extreme bots' intervals sat 17-19 Elo too
-    near the pool and covered 92.7% (docs/tournaments.md). The estimate shown
-    keeps the prior (it is finite for a bot that won everything); its interval
-    is about the strength, so it is moved out by the pull, and never leaves the
-    estimate outside it.
-    """
-    low, high = bound
-    if math.isnan(low):
-        return bound
-    return min(low - pull, point), max(high - pull, point)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from skyjo_ref.stats.bootstrap import block_intervals
-from skyjo_ref.stats.newton import maximise, solve
+from skyjo_ref.stats.newton import maximise
 
 ELO_PER_NAT: Final = 400.0 / math.log(10.0)
 
@@ -211,32 +211,8 @@ def rate(
         blocks_of=bot_blocks(data),
         method=method,
         fixed=fixed,
-        pull=anchor_ratings(prior_pull(beta, games, prior), names, anchor, 0.0),
     )
     return [Rating(name, r, low, high) for name, r, (low, high) in zip(names, point, bounds)]
-
-
-def prior_pull(beta: Sequence[float], games: Sequence[Sequence[float]], prior: float = 1.0) -> list[float]:
-    """How far the prior pulls the fit ``beta`` toward the pool (natural units, mean 0): one Newton step of
-    the likelihood alone, taken with the penalised information (as :func:`.plackett_luce.prior_pull`)."""
-    n = len(beta)
-    if n < 2 or not prior:
-        return [0.0] * n
-    penalty = [0.0] * n
-    info = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1, n):
-            p = 1.0 / (1.0 + math.exp(beta[j] - beta[i]))
-            penalty[i] += prior * (0.5 - p)
-            penalty[j] -= prior * (0.5 - p)
-            h = (games[i][j] + prior) * p * (1.0 - p)
-            info[i][i] += h
-            info[j][j] += h
-            info[i][j] -= h
-            info[j][i] -= h
-    step = [0.0, *solve([row[1:] for row in info[1:]], penalty[1:])]
-    mean = sum(step) / n
-    return [v - mean for v in step]
 
 
 def bot_blocks(data: PairData) -> list[int]:

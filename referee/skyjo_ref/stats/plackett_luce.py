@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from skyjo_ref.stats.bootstrap import INTERVAL_METHODS, block_intervals
 from skyjo_ref.stats.bradley_terry import Rating, anchor_ratings
-from skyjo_ref.stats.newton import maximise, solve
+from skyjo_ref.stats.newton import maximise
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,25 +206,6 @@ def information(beta: Sequence[float], stages: Mapping[int, float], prior: float
     return _derivatives(beta, [0.0] * len(beta), sets, prior)[1]
 
 
-def prior_pull(beta: Sequence[float], stages: Mapping[int, float], prior: float = 1.0) -> list[float]:
-    """How far the prior pulls the fit ``beta`` toward the pool (natural units, mean 0): one Newton step of
-    the likelihood alone from ``beta``, taken with the penalised information (finite even for a bot that won
-    every game, and no longer than the full step). The estimate minus this is nearer the unpenalised fit."""
-    n = len(beta)
-    if n < 2 or not prior:
-        return [0.0] * n
-    penalty = [0.0] * n  # the prior's gradient: sum over the other bots of prior (1/2 - P(i ahead of j))
-    for i in range(n):
-        for j in range(i + 1, n):
-            p = 1.0 / (1.0 + math.exp(beta[j] - beta[i]))
-            penalty[i] += prior * (0.5 - p)
-            penalty[j] -= prior * (0.5 - p)
-    info = information(beta, stages, prior)
-    step = [0.0, *solve([row[1:] for row in info[1:]], penalty[1:])]
-    mean = sum(step) / n
-    return [v - mean for v in step]
-
-
 def rate(
     data: OrderData,
     anchor: str | None = None,
@@ -260,7 +241,6 @@ def rate(
         blocks_of=bot_blocks(data),
         method=method,
         fixed=fixed,
-        pull=anchor_ratings(prior_pull(beta, stages, prior), names, anchor, 0.0),
     )
     return [Rating(name, r, low, high) for name, r, (low, high) in zip(names, point, bounds)]
 
