@@ -10,11 +10,15 @@ and uses Student's 97.5% quantile with ``n - 1`` degrees of freedom, ``n``
 the number of blocks the bot played in (the sample behind its own rating, not
 the league's: at 5 bots and 2 players a bot is in 4 of the 10 tables).
 
-Why a bot's own count although every resample draws all blocks: a rating's
-spread comes almost wholly from the blocks the bot is in (the other blocks
-move it only through its opponents' ratings, and those are pinned by many
-more blocks), so its own count is its effective sample size; it is also the
-smaller number, so the quantile errs wide, never narrow. A "block" here is
+Why a bot's own count although every resample draws all blocks: the
+quantile's degrees of freedom are those of the variance estimate, and a
+rating's bootstrap variance is (to first order) a sum over blocks of each
+block's influence on it squared; the blocks the bot is not in move it only
+through its opponents' ratings, which many more blocks pin, so their terms
+are small and the estimate's degrees of freedom are about the bot's own
+count less one. The count is also the smaller number, so the quantile errs
+wide, never narrow; where every bot is in every unit (resampling deals in a
+full league) the two are equal. A "block" here is
 whatever unit the caller resamples: in a league without a seed secret, a whole
 deal (every table's games of it), since the tables share its deck.
 
