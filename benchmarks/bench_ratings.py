@@ -209,7 +209,8 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
     else:
         target = limit(rng, n, k, truth, names, args)
     leagues = math.ceil(args.intervals / n)
-    methods = (*INTERVAL_METHODS, "normal@point")  # the normal interval's width around the point estimate
+    # the normal interval around the bias-corrected estimate 2 x point - mean(draws): the rule before issue 29
+    methods = (*INTERVAL_METHODS, "normal@bias-corrected")
     hits = {(m, meth): 0 for m in ("pl", "bt") for meth in methods}
     widths = {key: 0.0 for key in hits}
     heldout = {m: [0.0, 0, 0] for m in ("pl", "bt")}
@@ -239,8 +240,9 @@ def measure(k: int, args: argparse.Namespace) -> dict[str, Any]:
             for i in range(n):
                 for method in methods:
                     low, high = interval(points[model][i], draws[model][i], seen[model][i], method.split("@")[0])
-                    if method == "normal@point":
-                        low, high = points[model][i] - (high - low) / 2, points[model][i] + (high - low) / 2
+                    if method == "normal@bias-corrected":
+                        shift = points[model][i] - sum(draws[model][i]) / len(draws[model][i])
+                        low, high = low + shift, high + shift
                     hits[(model, method)] += low <= target[model][i] <= high
                     widths[(model, method)] += high - low
         for i in range(n):
