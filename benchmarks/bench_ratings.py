@@ -33,6 +33,11 @@ wins for the pairwise fit), intervals come from ``--samples`` block-bootstrap
 resamples (the same resamples for both) by each interval method; coverage is
 of each bot's Elo on the **pool-mean scale** (Elo minus the pool's mean; so a
 league of ``n`` bots gives ``n`` intervals, not independent of one another).
+``normal@bias-corrected`` is the ``normal`` interval moved to the bootstrap's
+bias-corrected centre ``2 x point - mean(draws)`` (the rule before issue 29).
+``pl_bias_elo``: the Plackett-Luce estimate minus the truth, per bot (weakest
+first), averaged over leagues; ``pl_prior_pull_elo``: the estimate minus the
+same fit without the prior (over the leagues where that fit is finite).
 Held-out prediction: one more deal of every table, scored by each model's
 strengths as Plackett-Luce order log-likelihood per game and the share of
 pairs ordered against the prediction (ties skipped).
