@@ -5,8 +5,9 @@ run, a CI matrix's shards and a merge all play the same plan, whatever bots that
 
 1. The first round is a sparse, connected design: each bot meets its ``ring`` nearest neighbours on a circle
    of the bots in a seeded order (two players), or a sampled design with every pair once (more players).
-2. Every later round fits Bradley-Terry strengths to the stored games (as the tables do, with the same
-   prior) with their covariance (the inverse of the likelihood's information), and ranks the bots. The
+2. Every later round fits strengths to the stored games (Bradley-Terry at two players, Plackett-Luce at more,
+   as the tables do, with the same prior) with their covariance (the inverse of the likelihood's information),
+   and ranks the bots. The
    comparisons that decide the ranking are the neighbouring pairs of the first ``top`` + 1 places (all places
    without ``top``) and, with ``top``, the ``top``-th bot against every bot ranked below ``top`` + 1 (so that
    no uncertain bot further down can be in the top). A comparison is decided when the probability of its
@@ -16,7 +17,8 @@ run, a CI matrix's shards and a merge all play the same plan, whatever bots that
    ranked nearest to them at more players), on fresh deals: about half the blocks a normal approximation says
    it still needs, at least 1 and at most ``max_blocks_per_pair`` a round.
 4. The schedule stops when every comparison is decided, or when ``max_games`` would be exceeded (a round is
-   cut to fit the budget; a round that cannot hold a block ends the schedule).
+   cut to fit the budget; a round that cannot hold a block ends the schedule, and :func:`stop_reason` names
+   the orders left undecided).
 
 The plan of round ``r`` is a list of duplicate blocks ``(table, deal)``; a table's deals are numbered from 0
 across the rounds, so a block is a normal game slot (``GameId``) and the store, shards and merge treat it
