@@ -17,8 +17,9 @@ removes only the maximum likelihood fit's outward bias, which the prior has
 already more than undone, and so moved extreme bots' intervals further toward
 the pool (17-20 Elo from the truth at 2 players over 10 deals, against 11-15
 for the estimate). On the same simulated leagues the estimate's centre covered
-0.1 to 0.45 points more at every size measured, and an interval always holds
-the rating it is shown with.
+0.1 to 0.45 points more at 2 to 4 players (the same within noise at 6, where
+the pull is under 1 Elo), and an interval always holds the rating it is
+shown with.
 
 Why a bot's own count although every resample draws all blocks: the
 quantile's degrees of freedom are those of the variance estimate, and a
