@@ -15,7 +15,7 @@ toward the pool), and a bootstrap of it cannot see that pull, since each
 resample is pulled toward the sample's own estimate. Its bias correction
 removes only the maximum likelihood fit's outward bias, which the prior has
 already more than undone, and so moved extreme bots' intervals further toward
-the pool (17-20 Elo from the truth at 2 players over 10 deals, against 11-15
+the pool (12-20 Elo from the truth at 2 players over 10 deals, against 6-15
 for the estimate). On the same simulated leagues the estimate's centre covered
 0.1 to 0.45 points more at 2 to 4 players (the same within noise at 6, where
 the pull is under 1 Elo), and an interval always holds the rating it is
