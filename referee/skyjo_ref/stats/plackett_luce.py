@@ -156,43 +156,54 @@ def fit(
     if n == 1:
         return [0.0]
     sets = [(_members(mask), count) for mask, count in stages.items()]
-
-    def derivatives(beta: list[float]) -> tuple[list[float], list[list[float]]]:
-        grad = list(chosen)
-        hess = [[0.0] * n for _ in range(n)]
-        for members, count in sets:
-            top = max(beta[i] for i in members)
-            weights = [math.exp(beta[i] - top) for i in members]
-            total = sum(weights)
-            probs = [w / total for w in weights]
-            for a, i in enumerate(members):
-                pa = probs[a]
-                grad[i] -= count * pa
-                row = hess[i]
-                row[i] += count * pa
-                for b, j in enumerate(members):
-                    row[j] -= count * pa * probs[b]
-        if prior:
-            for i in range(n):
-                for j in range(i + 1, n):
-                    p = 1.0 / (1.0 + math.exp(beta[j] - beta[i]))
-                    grad[i] += prior * (0.5 - p)
-                    grad[j] -= prior * (0.5 - p)
-                    h = prior * p * (1.0 - p)
-                    hess[i][i] += h
-                    hess[j][j] += h
-                    hess[i][j] -= h
-                    hess[j][i] -= h
-        return grad, hess
-
     return maximise(
         start if start is not None else [0.0] * n,
         lambda beta: _objective(beta, chosen, stages, prior),
-        derivatives,
+        lambda beta: _derivatives(beta, chosen, sets, prior),
         tol=tol,
         max_iter=max_iter,
         what="Plackett-Luce",
     )
+
+
+def _derivatives(
+    beta: Sequence[float], chosen: Sequence[float], sets: Sequence[tuple[list[int], float]], prior: float
+) -> tuple[list[float], list[list[float]]]:
+    """The penalised log-likelihood's gradient and its information (minus the Hessian) at ``beta``."""
+    n = len(beta)
+    grad = list(chosen)
+    hess = [[0.0] * n for _ in range(n)]
+    for members, count in sets:
+        top = max(beta[i] for i in members)
+        weights = [math.exp(beta[i] - top) for i in members]
+        total = sum(weights)
+        probs = [w / total for w in weights]
+        for a, i in enumerate(members):
+            pa = probs[a]
+            grad[i] -= count * pa
+            row = hess[i]
+            row[i] += count * pa
+            for b, j in enumerate(members):
+                row[j] -= count * pa * probs[b]
+    if prior:
+        for i in range(n):
+            for j in range(i + 1, n):
+                p = 1.0 / (1.0 + math.exp(beta[j] - beta[i]))
+                grad[i] += prior * (0.5 - p)
+                grad[j] -= prior * (0.5 - p)
+                h = prior * p * (1.0 - p)
+                hess[i][i] += h
+                hess[j][j] += h
+                hess[i][j] -= h
+                hess[j][i] -= h
+    return grad, hess
+
+
+def information(beta: Sequence[float], stages: Mapping[int, float], prior: float = 1.0) -> list[list[float]]:
+    """The fit's observed information at ``beta`` (minus the Hessian of the penalised log-likelihood): its
+    inverse, on differences, is the strengths' covariance (what the adaptive schedule judges comparisons by)."""
+    sets = [(_members(mask), count) for mask, count in stages.items()]
+    return _derivatives(beta, [0.0] * len(beta), sets, prior)[1]
 
 
 def rate(

@@ -5,8 +5,9 @@ run, a CI matrix's shards and a merge all play the same plan, whatever bots that
 
 1. The first round is a sparse, connected design: each bot meets its ``ring`` nearest neighbours on a circle
    of the bots in a seeded order (two players), or a sampled design with every pair once (more players).
-2. Every later round fits Bradley-Terry strengths to the stored games (as the tables do, with the same
-   prior) with their covariance (the inverse of the likelihood's information), and ranks the bots. The
+2. Every later round fits strengths to the stored games (Bradley-Terry at two players, Plackett-Luce at more,
+   as the tables do, with the same prior) with their covariance (the inverse of the likelihood's information),
+   and ranks the bots. The
    comparisons that decide the ranking are the neighbouring pairs of the first ``top`` + 1 places (all places
    without ``top``) and, with ``top``, the ``top``-th bot against every bot ranked below ``top`` + 1 (so that
    no uncertain bot further down can be in the top). A comparison is decided when the probability of its
@@ -16,7 +17,8 @@ run, a CI matrix's shards and a merge all play the same plan, whatever bots that
    ranked nearest to them at more players), on fresh deals: about half the blocks a normal approximation says
    it still needs, at least 1 and at most ``max_blocks_per_pair`` a round.
 4. The schedule stops when every comparison is decided, or when ``max_games`` would be exceeded (a round is
-   cut to fit the budget; a round that cannot hold a block ends the schedule).
+   cut to fit the budget; a round that cannot hold a block ends the schedule, and :func:`stop_reason` names
+   the orders left undecided).
 
 The plan of round ``r`` is a list of duplicate blocks ``(table, deal)``; a table's deals are numbered from 0
 across the rounds, so a block is a normal game slot (``GameId``) and the store, shards and merge treat it
@@ -30,15 +32,19 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Final
 
 from skyjo_ref.seating import design
 from skyjo_ref.stats import bradley_terry as elo
+from skyjo_ref.stats import plackett_luce
 from skyjo_ref.tournament.league import sampled_tables
 from skyjo_ref.tournament.schedule import GameId
 
 #: The virtual drawn games per pair the fit adds (the tables' prior: see elo.py).
 PRIOR = 1.0
+#: The default budget: on simulated 2-player leagues of 12 and 24 bots evenly spread over 600 Elo (26-54 Elo
+#: between neighbours), deciding the whole order took at most 5,660 and 53,560 games (docs/tournaments.md).
+DEFAULT_MAX_GAMES: Final = 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +53,7 @@ class AdaptiveSettings:
 
     confidence: float = 0.95  # every deciding comparison's order together at this probability
     top: int | None = None  # only the order of the first ``top`` places (and who they are) must be decided
-    max_games: int = 10_000  # the budget: no round goes beyond it
+    max_games: int = DEFAULT_MAX_GAMES  # the budget: no round goes beyond it
     ring: int = 3  # the first round: each bot against its ``ring`` nearest neighbours on each side
     max_blocks_per_pair: int = 8  # at most this many blocks per comparison in one round
 
@@ -149,8 +155,11 @@ def status(
     ranking (see the module docstring)."""
     names = sorted(bots)
     listed = set(names)
-    data = elo.pair_data([(b, [s for s in seats if s[0] in listed]) for b, seats in games], names)
-    wins, counts = data.totals()
+    kept = [(b, [s for s in seats if s[0] in listed]) for b, seats in games]
+    wins, counts = elo.pair_data(kept, names).totals()
+    if any(len(seats) > 2 for _, seats in kept):
+        chosen, stages = plackett_luce.order_data(kept, names).totals()
+        return status_of_orders(names, chosen, stages, counts, settings)
     return status_of_totals(names, wins, counts, settings)
 
 
@@ -163,9 +172,36 @@ def status_of_totals(
 ) -> Status:
     """:func:`status` from pairwise totals (``wins[i][j]``: i's score against j; ``counts``: games), bots in
     the order of ``names``; ``start``: strengths to start the fit from (a previous status's ``strengths``)."""
-    n = len(names)
     beta = elo.fit(wins, counts, prior=PRIOR, start=start, tol=1e-7)
-    cov = _covariance(beta, counts)
+    return _judge(names, beta, _covariance(beta, counts), counts, settings)
+
+
+def status_of_orders(
+    names: Sequence[str],
+    chosen: Sequence[float],
+    stages: Mapping[int, float],
+    counts: Sequence[Sequence[float]],
+    settings: AdaptiveSettings,
+    start: Sequence[float] | None = None,
+) -> Status:
+    """:func:`status` from Plackett-Luce totals (tables of 3 or more): ``chosen`` and ``stages`` as
+    :func:`skyjo_ref.stats.plackett_luce.order_data` sums them, ``counts[i][j]`` the games where i and j both
+    sat. A table of ``k`` is one order, not ``k(k-1)/2`` independent pairs: the pairwise fit's information
+    counts each game's pairs as if independent and makes comparisons look decided too early."""
+    beta = plackett_luce.fit(chosen, stages, prior=PRIOR, start=start, tol=1e-7)
+    cov = _inverse_on_differences(plackett_luce.information(beta, stages, PRIOR))
+    return _judge(names, beta, cov, counts, settings)
+
+
+def _judge(
+    names: Sequence[str],
+    beta: Sequence[float],
+    cov: Sequence[Sequence[float]],
+    counts: Sequence[Sequence[float]],
+    settings: AdaptiveSettings,
+) -> Status:
+    """Rank by ``beta`` and judge each comparison that decides the ranking by the covariance ``cov``."""
+    n = len(names)
     order = sorted(range(n), key=lambda i: (-beta[i], names[i]))
     ranking = [names[i] for i in order]
     pairs: list[tuple[int, int]] = []
@@ -182,7 +218,7 @@ def status_of_totals(
         z = (beta[a] - beta[b]) / math.sqrt(var) if var > 0 else math.inf
         p = normal.cdf(z)
         comparisons.append(Comparison(names[a], names[b], p, counts[a][b], p >= threshold))
-    return Status(ranking, comparisons, threshold, beta)
+    return Status(ranking, comparisons, threshold, list(beta))
 
 
 def _covariance(beta: Sequence[float], counts: Sequence[Sequence[float]]) -> list[list[float]]:
@@ -198,6 +234,12 @@ def _covariance(beta: Sequence[float], counts: Sequence[Sequence[float]]) -> lis
             info[j][j] += h
             info[i][j] -= h
             info[j][i] -= h
+    return _inverse_on_differences(info)
+
+
+def _inverse_on_differences(info: Sequence[Sequence[float]]) -> list[list[float]]:
+    """The inverse of an information matrix with the last strength held at 0 (only differences are used)."""
+    n = len(info)
     reduced = _inverse([row[: n - 1] for row in info[: n - 1]]) if n > 1 else []
     cov = [[0.0] * n for _ in range(n)]
     for i in range(n - 1):
@@ -269,6 +311,20 @@ def next_round(
         if len(blocks) >= room:
             break
     return Plan(number, blocks, why) if blocks else None
+
+
+def stop_reason(current: Status, settings: AdaptiveSettings) -> str:
+    """Why the schedule ended: every comparison decided, or the budget, naming the orders left undecided (the
+    rows of the tables between those bots are not settled at the asked confidence)."""
+    undecided = current.undecided
+    if not undecided:
+        return f"every comparison decided at {settings.confidence:g}"
+    shown = ", ".join(f"{c.better} and {c.worse} (P = {c.probability:.3f})" for c in undecided[:3])
+    more = f" and {len(undecided) - 3} more" if len(undecided) > 3 else ""
+    return (
+        f"the budget (max_games {settings.max_games}) ended the run with the order of {shown}{more} undecided "
+        f"at {settings.confidence:g}: raise adaptive.max_games to decide it"
+    )
 
 
 def _table(a: str, b: str, ranking: Sequence[str], rank: Mapping[str, int], k: int) -> tuple[str, ...]:

@@ -49,7 +49,7 @@ from skyjo_ref.sandbox import (
 from skyjo_ref.seating import SEATINGS, block_size
 from skyjo_ref.server.guard import token_problem
 from skyjo_ref.stats.bootstrap import INTERVAL_METHODS
-from skyjo_ref.tournament.adaptive import AdaptiveSettings
+from skyjo_ref.tournament.adaptive import DEFAULT_MAX_GAMES, AdaptiveSettings
 from skyjo_ref.tournament.league import SCHEDULE_KINDS, full_meetings, league_tables
 from skyjo_ref.tournament.secret import SecretError, read_secret
 from skyjo_ref.tournament.tables import DEFAULT_INTERVAL, DEFAULT_MODEL, RATING_MODELS, RESAMPLE_UNITS
@@ -462,7 +462,7 @@ def _adaptive(check: _Checker, top: Mapping[str, Any], kind: str, bots: int) -> 
     return AdaptiveSettings(
         confidence=float(confidence),
         top=best,
-        max_games=check.integer(given.get("max_games", 10_000), ("adaptive", "max_games"), 1, 100_000_000),
+        max_games=check.integer(given.get("max_games", DEFAULT_MAX_GAMES), ("adaptive", "max_games"), 1, 100_000_000),
         ring=check.integer(given.get("ring", 3), ("adaptive", "ring"), 1, 1000),
         max_blocks_per_pair=check.integer(
             given.get("max_blocks_per_pair", 8), ("adaptive", "max_blocks_per_pair"), 1, 10_000

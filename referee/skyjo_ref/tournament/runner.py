@@ -26,7 +26,7 @@ from skyjo_ref.checkbot.before import check_before_play
 from skyjo_ref.execution.play import BackendFactory, play_games
 from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
 from skyjo_ref.seating import block_size
-from skyjo_ref.tournament.adaptive import Plan, Status, first_round, next_round, status
+from skyjo_ref.tournament.adaptive import Plan, Status, first_round, next_round, status, stop_reason
 from skyjo_ref.tournament.config import TournamentConfig
 from skyjo_ref.tournament.league import league_games
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
@@ -294,15 +294,7 @@ class Rounds:
             current = self.status()
             plan = next_round(len(self.plans) + 1, current, deals, k, settings, planned, per_block)
             if plan is None:
-                undecided = current.undecided
-                self.stopped = (
-                    f"every comparison decided at {settings.confidence:g}"
-                    if not undecided
-                    else f"max_games {settings.max_games} reached with {len(undecided)} comparisons undecided ("
-                    + ", ".join(f"{c.better} > {c.worse}: {c.probability:.3f}" for c in undecided[:3])
-                    + (" ..." if len(undecided) > 3 else "")
-                    + ")"
-                )
+                self.stopped = stop_reason(current, settings)
                 return None
         if plan is None or not plan.blocks:
             return None
