@@ -15,14 +15,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.console import Console
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, TimeControl
 
-from skyjo_ref.botfiles import BotLinkError, check_links
-from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
@@ -56,19 +54,20 @@ from skyjo_ref.cli.options import (
 )
 from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import backend_for
-from skyjo_ref.execution.play import BackendFactory
-from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import DEFAULT_MAX_GAMES, GateSpec, field_names, hypotheses_of, table_names
-from skyjo_ref.gate.tracker import GateTracker
-from skyjo_ref.players import BotSpec, parse_bot_spec
-from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import block_size
 from skyjo_ref.stats.sprt import Hypotheses
-from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoreError, open_run_store
+
+if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) load when the gate plays, not for --help
+    from skyjo_ref.players import BotSpec
+    from skyjo_ref.sandbox import Isolation
+    from skyjo_ref.execution.play import BackendFactory
+    from skyjo_ref.gate.run import GateRun
+    from skyjo_ref.gate.tracker import GateTracker
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -83,6 +82,9 @@ def register(app: typer.Typer) -> None:
 def _spec(text: str, role: str, in_process: bool, isolation: Isolation) -> BotSpec:
     """The bot ``text`` names; with ``in_process`` a Python bot plays inside this process (same games,
     same verdict: neither ``in_process`` nor the isolation is part of the gate's fingerprint)."""
+    from skyjo_ref.botfiles import BotLinkError, check_links
+    from skyjo_ref.players import parse_bot_spec
+
     try:
         spec = parse_bot_spec(text)
     except BotSpecError as exc:
@@ -240,6 +242,9 @@ def gate(
     130 interrupted (a --shard exits 0 once its part is done). Rerunning the same command resumes from
     the store and gives the same verdict.
     """
+    from skyjo_ref.checkbot.before import BotFailedCheck
+    from skyjo_ref.tournament import runner
+
     stderr = Console(stderr=True, soft_wrap=True)
     stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
     isolation = isolation_from_cli(isolation_text, stderr)
@@ -419,6 +424,8 @@ def _run(
     backend: BackendFactory | None = None,
 ) -> GateRun:
     """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
+    from skyjo_ref.gate.run import run_gate
+
     return run_stoppable(run_gate(spec, store, on_update, observer, backend))
 
 

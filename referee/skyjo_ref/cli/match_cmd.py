@@ -11,7 +11,7 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -46,14 +46,13 @@ from skyjo_ref.cli.options import (
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.errors import Unfinished
 from skyjo_ref.execution.executor import Executor
-from skyjo_ref.execution.lineup import Lineup, LineupResult
-from skyjo_ref.execution.match import play_match
-from skyjo_ref.execution.room import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S
-from skyjo_ref.execution.types import RefereeConfig
-from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.execution.types import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S, RefereeConfig
 from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame, MatchEnd
+
+if TYPE_CHECKING:  # the match's modules (gRPC, the referee, the room) load when it plays, not for --help
+    from skyjo_ref.execution.lineup import Lineup, LineupResult
+    from skyjo_ref.players import BotSpec, ManagedBot
+    from skyjo_ref.server.client import FinishedGame
 
 
 def register(app: typer.Typer) -> None:
@@ -126,6 +125,9 @@ def match(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
+    from skyjo_ref.execution.lineup import Lineup
+    from skyjo_ref.execution.match import play_match
+
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     specs = bots_from_cli(bots)
     if len(specs) == 1:  # a typo'd or forgotten second bot would otherwise quietly play a mirror match
@@ -244,6 +246,9 @@ def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:
 
 def _partial(lineup: Lineup, seed: str, played: list[FinishedGame], processes: dict[str, ManagedBot]) -> LineupResult:
     """What an interrupted match played, as a result (games in order)."""
+    from skyjo_ref.execution.lineup import LineupResult
+    from skyjo_ref.server.client import MatchEnd
+
     records = sorted((item.record for item in played), key=lambda r: int(r.get("meta", {}).get("game", 0)))
     if not seed and records:  # a random seed was drawn by the referee: the records carry it
         seed = str(records[0].get("meta", {}).get("seed", ""))
@@ -280,6 +285,8 @@ def _finish(
 
 def _summary(result: LineupResult, *, specs: list[str], rules: Rules) -> dict[str, Any]:
     lineup = result.lineup
+    from skyjo_ref.match.stats import summarize
+
     stats, verdict = summarize(result.records, lineup.labels, specs, lineup.slot_bot)
     return {
         "games": len(result.records),

@@ -18,14 +18,15 @@ from skyjo_bot.address import check_address
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
-from skyjo_ref.server import RefereeServer, ServerConfig, ServerTls, TlsError
 from skyjo_ref.server.config import (
     MIN_MESSAGE_BYTES,
+    ServerConfig,
     check_handshake_ms,
     check_max_connections,
     check_message_bytes,
 )
 from skyjo_ref.server.guard import MIN_TOKEN_CHARS, check_token
+from skyjo_ref.server.tls import ServerTls, TlsError
 
 
 def register(app: typer.Typer) -> None:
@@ -169,6 +170,8 @@ def _log_refusals() -> None:
 
 
 async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: bool) -> None:
+    from skyjo_ref.server.server import RefereeServer  # gRPC loads when the referee starts, not for --help
+
     _log_refusals()
     server = RefereeServer(cfg)
     await server.start()

@@ -22,19 +22,22 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from skyjo_bot.loader import split_spec
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.errors import UsageError
 from skyjo_ref.execution.types import RefereeConfig
-from skyjo_ref.players import BotSpec
 from skyjo_ref.seating import design
 from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
-from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
+from skyjo_ref.tournament.tables import RatingConfig
+
+if TYPE_CHECKING:  # a tournament config (bot checks, the referee's guard) loads when a gate plays, not for --help
+    from skyjo_ref.players import BotSpec
+    from skyjo_ref.tournament.config import TournamentConfig
 
 FORMAT: Final = "skyjo-gate/1"
 
@@ -229,6 +232,8 @@ class GateSpec:
 
     def tournament_config(self) -> TournamentConfig:
         """The same games as a tournament config of the table's bots: what the referee backend plays from."""
+        from skyjo_ref.tournament.config import TournamentConfig
+
         cand, base = self.names
         if self.field:
             bots = (
