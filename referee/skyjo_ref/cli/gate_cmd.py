@@ -63,11 +63,11 @@ from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoreError, open_run_store
 
 if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) load when the gate plays, not for --help
-    from skyjo_ref.players import BotSpec
-    from skyjo_ref.sandbox import Isolation
     from skyjo_ref.execution.play import BackendFactory
     from skyjo_ref.gate.run import GateRun
     from skyjo_ref.gate.tracker import GateTracker
+    from skyjo_ref.players import BotSpec
+    from skyjo_ref.sandbox import Isolation
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
