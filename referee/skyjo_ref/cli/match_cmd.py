@@ -189,8 +189,9 @@ def match(
         with progress, bot_output:
             result = asyncio.run(run())
     except (asyncio.CancelledError, KeyboardInterrupt):
-        stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
         _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, "interrupted", 130)
+        # the last line says why it stopped and what was kept (after the table and the bots' log folders)
+        stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
     except Unfinished as exc:  # a bot that cannot run, a referee that fails: exit 3
         if played:  # the games before the stop are shown and in the JSON, with why it stopped
