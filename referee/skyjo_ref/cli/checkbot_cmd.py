@@ -6,7 +6,6 @@ Thin: find the bot (a spec as ``match`` takes it, or ``CONFIG --bot NAME``: the 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from pathlib import Path
@@ -55,6 +54,8 @@ def check_bot_cmd(
 ) -> None:
     """Check a bot against the protocol's rules before it plays: exit 0 when every case passes (or fails as
     listed in --expect-fail), 1 when one does not, 2 on bad usage."""
+    import asyncio
+
     from skyjo_ref.checkbot import CASES, check_bot, write_json, write_junit
     from skyjo_ref.sandbox import SandboxUnavailable
 

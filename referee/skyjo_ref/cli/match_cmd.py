@@ -6,7 +6,6 @@ processes|tcp://...``, on Dask workers), render.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 import sys
@@ -15,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from skyjo_bot.types import Rules
 
 from skyjo_ref.cli import errors
@@ -50,6 +48,8 @@ from skyjo_ref.execution.types import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_
 from skyjo_ref.records import save
 
 if TYPE_CHECKING:  # the match's modules (gRPC, the referee, the room) load when it plays, not for --help
+    from rich.progress import Progress
+
     from skyjo_ref.execution.lineup import Lineup, LineupResult
     from skyjo_ref.players import BotSpec, ManagedBot
     from skyjo_ref.server.client import FinishedGame
@@ -125,6 +125,8 @@ def match(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
+    import asyncio
+
     from skyjo_ref.execution.lineup import Lineup
     from skyjo_ref.execution.match import play_match
 
@@ -208,6 +210,15 @@ def match(
 
 def _progress_bar(stderr: Console) -> Progress:
     """The match's progress bar on a terminal (a pipe or a CI log gets none)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

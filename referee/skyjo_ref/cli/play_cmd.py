@@ -8,7 +8,6 @@ session (``play_session``), report how it ended.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
@@ -92,6 +91,8 @@ def play_command(
     ] = False,
 ) -> None:
     """Play against bots in the terminal: you take a seat on the referee like any bot."""
+    import asyncio
+
     from skyjo_ref.cli.play_session import play
     from skyjo_ref.cli.play_view import HumanBot
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import signal
@@ -119,6 +118,8 @@ def serve(
     ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
+    import asyncio
+
     cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
     if address is not None:
         cfg.address = address
@@ -170,6 +171,8 @@ def _log_refusals() -> None:
 
 
 async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: bool) -> None:
+    import asyncio
+
     from skyjo_ref.server.server import RefereeServer  # gRPC loads when the referee starts, not for --help
 
     _log_refusals()
