@@ -7,7 +7,6 @@ processes|tcp://...``, on Dask workers), render.
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -37,6 +36,7 @@ from skyjo_ref.cli.options import (
     parse_executor,
     referee_from_cli,
     rules_from_cli,
+    run_stoppable,
     stdout_taken,
     table_console,
     write_json,
@@ -125,8 +125,6 @@ def match(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
-    import asyncio
-
     from skyjo_ref.execution.lineup import Lineup
     from skyjo_ref.execution.match import play_match
 
@@ -164,10 +162,6 @@ def match(
         progress.advance(task)
 
     async def run() -> LineupResult:
-        # SIGTERM stops like Ctrl-C: bot processes and the referee are stopped before exiting
-        task = asyncio.current_task()
-        assert task is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         return await play_match(
             lineup,
             executor=executor,
@@ -189,8 +183,8 @@ def match(
     bot_output = contextlib.redirect_stdout(sys.stderr) if in_process else contextlib.nullcontext()
     try:
         with progress, bot_output:
-            result = asyncio.run(run())
-    except (asyncio.CancelledError, KeyboardInterrupt):
+            result = run_stoppable(run())  # SIGTERM stops like Ctrl-C: bots and the referee are stopped first
+    except KeyboardInterrupt:
         _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, "interrupted", 130)
         # the last line says why it stopped and what was kept (after the table and the bots' log folders)
         stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
