@@ -104,3 +104,9 @@ def test_ratings_and_report_read_a_store_without_grpc(played: tuple[Path, set[st
     report = loaded(folder, "report", "out", "--output", "page.html")
     assert "jinja2" in report and (folder / "page.html").exists()
     assert present(report, ("grpc", "skyjo_ref.server", "skyjo_ref.checkbot", "dask")) == []
+
+
+def test_a_local_match_loads_neither_dask_nor_the_report(tmp_path: Path) -> None:
+    modules = loaded(tmp_path, "match", "greedy", "random", "--games", "2", "--seed", "1")
+    assert "skyjo_ref.execution.match" in modules  # it did play
+    assert present(modules, ("dask", "distributed", "jinja2", "skyjo_ref.report")) == []
