@@ -10,6 +10,7 @@ any stored result differs from the replayed one.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -117,7 +118,15 @@ def round_starters(record: Mapping[str, Any]) -> list[int | None]:
 
 
 def save(record: Mapping[str, Any], path: str | Path) -> None:
-    Path(path).write_text(dumps(record) + "\n", encoding="utf-8")
+    """Write ``record`` whole or not at all: a Ctrl-C or SIGTERM mid-write leaves no half record behind."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(dumps(record) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import version
 from typing import Annotated, Any
 
 import typer
@@ -93,6 +92,8 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
+        from importlib.metadata import version  # 30 ms of imports: only when asked
+
         typer.echo(f"skyjo-ref {version('skyjo-ref')}")
         raise typer.Exit()
 

@@ -6,22 +6,21 @@ Thin: find the bot (a spec as ``match`` takes it, or ``CONFIG --bot NAME``: the 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from skyjo_ref.checkbot import CASES, Result, check_bot, read_expected_failures, unknown_cases, write_json, write_junit
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import folder_from_cli, table_console
 from skyjo_ref.cli.plain import print_table
-from skyjo_ref.players import BotSpec, parse_bot_spec
-from skyjo_ref.sandbox import SandboxUnavailable
-from skyjo_ref.tournament.config import load_config
+
+if TYPE_CHECKING:  # the cases (a referee, gRPC) load when a bot is checked, not for --help
+    from skyjo_ref.checkbot import Result
+    from skyjo_ref.players import BotSpec
 
 
 def register(app: typer.Typer) -> None:
@@ -54,6 +53,11 @@ def check_bot_cmd(
 ) -> None:
     """Check a bot against the protocol's rules before it plays: exit 0 when every case passes (or fails as
     listed in --expect-fail), 1 when one does not, 2 on bad usage."""
+    import asyncio
+
+    from skyjo_ref.checkbot import CASES, check_bot, write_json, write_junit
+    from skyjo_ref.sandbox import SandboxUnavailable
+
     if list_cases:
         for name in CASES:  # names alone, for scripts (docs/check-bot.md says what each checks)
             typer.echo(name)
@@ -81,6 +85,8 @@ def check_bot_cmd(
 
 
 def _cases(given: list[str], quick: bool) -> list[str]:
+    from skyjo_ref.checkbot import CASES, unknown_cases
+
     unknown = unknown_cases(given)
     if unknown:
         raise errors.UserError(f"--case {unknown[0]!r}: no such case (skyjo-ref check-bot --list names them)")
@@ -92,6 +98,8 @@ def _cases(given: list[str], quick: bool) -> list[str]:
 def _expected_failures(path: Path | None) -> list[str]:
     if path is None:
         return []
+    from skyjo_ref.checkbot import read_expected_failures
+
     try:
         return read_expected_failures(path)
     except OSError as exc:
@@ -102,6 +110,8 @@ def _expected_failures(path: Path | None) -> list[str]:
 
 def bot_to_check(text: str | None, name: str | None) -> BotSpec:
     """The bot named on the command line; UserError for what check-bot cannot check (it speaks no protocol)."""
+    from skyjo_ref.players import parse_bot_spec
+
     if text is None:
         raise errors.UserError("missing BOT: expected bot.py, module:Class, 'cmd:COMMAND' or CONFIG --bot NAME")
     if name is not None or text.endswith((".yaml", ".yml")):
@@ -121,6 +131,8 @@ def bot_to_check(text: str | None, name: str | None) -> BotSpec:
 
 
 def _from_config(path: str, name: str | None) -> BotSpec:
+    from skyjo_ref.tournament.config import load_config
+
     config = load_config(path)  # ConfigError: a usage error, printed as it is
     names = ", ".join(b.name for b in config.bots)
     if name is None:

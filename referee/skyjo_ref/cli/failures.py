@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from skyjo_ref.execution.lineup import LineupResult
-from skyjo_ref.players import ProcessFault
+if TYPE_CHECKING:
+    from skyjo_ref.execution.lineup import LineupResult
+    from skyjo_ref.players import ProcessFault
 
 #: Lines of a crashed process's output shown under its one-line description.
 TAIL_LINES = 12

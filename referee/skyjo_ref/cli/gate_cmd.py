@@ -15,13 +15,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.console import Console
 from skyjo_bot.types import TimeControl
 
-from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors
 from skyjo_ref.cli import markdown as summaries
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message
@@ -54,8 +53,6 @@ from skyjo_ref.cli.options import (
     write_json,
 )
 from skyjo_ref.execution.executor import backend_for
-from skyjo_ref.execution.play import BackendFactory
-from skyjo_ref.gate.run import GateRun, run_gate
 from skyjo_ref.gate.spec import (
     DEFAULT_MAX_GAMES,
     GateSpec,
@@ -65,15 +62,18 @@ from skyjo_ref.gate.spec import (
     players_at_table,
     table_names,
 )
-from skyjo_ref.gate.tracker import GateTracker
-from skyjo_ref.players import BotSpec
 from skyjo_ref.seating import block_size
 from skyjo_ref.stats.sprt import Hypotheses
-from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.incidents import incidents
 from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoreError
+
+if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) load when the gate plays, not for --help
+    from skyjo_ref.execution.play import BackendFactory
+    from skyjo_ref.gate.run import GateRun
+    from skyjo_ref.gate.tracker import GateTracker
+    from skyjo_ref.players import BotSpec
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -253,6 +253,24 @@ def gate(
     observer = _Observer(progress)
     report = _Report(spec, store, stdout, stderr, json_file, markdown_file, time.monotonic())
 
+    result = _play(spec, store, progress, observer, report, backend, in_process, stderr)
+    raise typer.Exit(_exit_code(result, report, store, fail_kinds, sharded=shard is not None, stderr=stderr))
+
+
+def _play(
+    spec: GateSpec,
+    store: Store,
+    progress: GateProgress,
+    observer: _Observer,
+    report: _Report,
+    backend: BackendFactory | None,
+    in_process: bool,
+    stderr: Console,
+) -> GateRun:
+    """The gate played; each way it can stop short ends in its exit code and one last line, the report written."""
+    from skyjo_ref.checkbot.before import BotFailedCheck
+    from skyjo_ref.tournament import runner
+
     def on_update(tracker: GateTracker, played_now: int) -> None:
         observer.played = played_now
         progress.update(tracker, played_now)
@@ -272,17 +290,19 @@ def gate(
         raise errors.Unfinished(f"{exc}; fix the bot and run the same command again") from None
     except runner.TournamentUnfinished as exc:
         report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
-        raise errors.Unfinished(f"{exc}; finished games are kept in {folder}: run the same command to go on") from None
+        raise errors.Unfinished(
+            f"{exc}; finished games are kept in {spec.output}: run the same command to go on"
+        ) from None
     except StoreError as exc:
         report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
-        raise errors.Unfinished(f"{exc}; finished games are kept in {folder}") from None
+        raise errors.Unfinished(f"{exc}; finished games are kept in {spec.output}") from None
     except KeyboardInterrupt:
         report.finish(observer.played, "interrupted", errors.EXIT_INTERRUPTED)
         stderr.print(
-            f"interrupted: finished games are kept in {folder}; run the same command to go on", highlight=False
+            f"interrupted: finished games are kept in {spec.output}; run the same command to go on", highlight=False
         )
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
-    raise typer.Exit(_exit_code(result, report, store, fail_kinds, sharded=shard is not None, stderr=stderr))
+    return result
 
 
 def _exit_code(result: Any, report: _Report, store: Store, fail_kinds: Any, *, sharded: bool, stderr: Console) -> int:
@@ -377,6 +397,8 @@ def _run(
     backend: BackendFactory | None = None,
 ) -> GateRun:
     """The gate's event loop; SIGTERM stops it like Ctrl-C (finished games are kept)."""
+    from skyjo_ref.gate.run import run_gate
+
     return run_stoppable(run_gate(spec, store, on_update, observer, backend))
 
 

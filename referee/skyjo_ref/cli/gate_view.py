@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from skyjo_ref.gate.tracker import GateTracker
+if TYPE_CHECKING:
+    from skyjo_ref.gate.tracker import GateTracker
 
 #: Not a terminal: a progress line at most every this many counted games, or seconds (whichever comes first).
 PLAIN_EVERY_GAMES: Final = 100

@@ -6,16 +6,13 @@ processes|tcp://...``, on Dask workers), render.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from skyjo_bot.types import Rules
 
 from skyjo_ref.cli import errors
@@ -39,6 +36,7 @@ from skyjo_ref.cli.options import (
     parse_executor,
     referee_from_cli,
     rules_from_cli,
+    run_stoppable,
     stdout_taken,
     table_console,
     write_json,
@@ -46,14 +44,15 @@ from skyjo_ref.cli.options import (
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.errors import Unfinished
 from skyjo_ref.execution.executor import Executor
-from skyjo_ref.execution.lineup import Lineup, LineupResult
-from skyjo_ref.execution.match import play_match
-from skyjo_ref.execution.room import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S
-from skyjo_ref.execution.types import RefereeConfig
-from skyjo_ref.match.stats import summarize
-from skyjo_ref.players import BotSpec, ManagedBot
+from skyjo_ref.execution.types import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S, RefereeConfig
 from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame, MatchEnd
+
+if TYPE_CHECKING:  # the match's modules (gRPC, the referee, the room) load when it plays, not for --help
+    from rich.progress import Progress
+
+    from skyjo_ref.execution.lineup import Lineup, LineupResult
+    from skyjo_ref.players import BotSpec, ManagedBot
+    from skyjo_ref.server.client import FinishedGame
 
 
 def register(app: typer.Typer) -> None:
@@ -126,6 +125,9 @@ def match(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
+    from skyjo_ref.execution.lineup import Lineup
+    from skyjo_ref.execution.match import play_match
+
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     specs = bots_from_cli(bots)
     if len(specs) == 1:  # a typo'd or forgotten second bot would otherwise quietly play a mirror match
@@ -160,10 +162,6 @@ def match(
         progress.advance(task)
 
     async def run() -> LineupResult:
-        # SIGTERM stops like Ctrl-C: bot processes and the referee are stopped before exiting
-        task = asyncio.current_task()
-        assert task is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         return await play_match(
             lineup,
             executor=executor,
@@ -185,10 +183,11 @@ def match(
     bot_output = contextlib.redirect_stdout(sys.stderr) if in_process else contextlib.nullcontext()
     try:
         with progress, bot_output:
-            result = asyncio.run(run())
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
+            result = run_stoppable(run())  # SIGTERM stops like Ctrl-C: bots and the referee are stopped first
+    except KeyboardInterrupt:
         _finish(_partial(lineup, seed, played, processes), specs, rule_set, json_file, "interrupted", 130)
+        # the last line says why it stopped and what was kept (after the table and the bots' log folders)
+        stderr.print(f"interrupted after {len(played)} of {games} games; bots and referee stopped", highlight=False)
         raise typer.Exit(errors.EXIT_INTERRUPTED) from None
     except Unfinished as exc:  # a bot that cannot run, a referee that fails: exit 3
         if played:  # the games before the stop are shown and in the JSON, with why it stopped
@@ -205,6 +204,15 @@ def match(
 
 def _progress_bar(stderr: Console) -> Progress:
     """The match's progress bar on a terminal (a pipe or a CI log gets none)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -244,6 +252,9 @@ def _log_folder(logs: Path | None, specs: list[BotSpec]) -> Path | None:
 
 def _partial(lineup: Lineup, seed: str, played: list[FinishedGame], processes: dict[str, ManagedBot]) -> LineupResult:
     """What an interrupted match played, as a result (games in order)."""
+    from skyjo_ref.execution.lineup import LineupResult
+    from skyjo_ref.server.client import MatchEnd
+
     records = sorted((item.record for item in played), key=lambda r: int(r.get("meta", {}).get("game", 0)))
     if not seed and records:  # a random seed was drawn by the referee: the records carry it
         seed = str(records[0].get("meta", {}).get("seed", ""))
@@ -280,6 +291,8 @@ def _finish(
 
 def _summary(result: LineupResult, *, specs: list[str], rules: Rules) -> dict[str, Any]:
     lineup = result.lineup
+    from skyjo_ref.match.stats import summarize
+
     stats, verdict = summarize(result.records, lineup.labels, specs, lineup.slot_bot)
     return {
         "games": len(result.records),

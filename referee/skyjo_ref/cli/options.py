@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import signal
 import tempfile
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,10 +20,11 @@ from skyjo_bot.types import TimeControl, TimeControlError
 from skyjo_ref.cli import errors
 from skyjo_ref.errors import BotSpecError
 from skyjo_ref.execution.executor import Executor, ExecutorError
-from skyjo_ref.players import BotSpec, parse_bot_spec
-from skyjo_ref.sandbox import ISOLATIONS, Isolation, default_isolation, isolation_problem
-from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.tables import json_safe
+
+if TYPE_CHECKING:  # what the options turn into loads when a command parses them, not for its --help
+    from skyjo_ref.players import BotSpec
+    from skyjo_ref.sandbox import Isolation
+    from skyjo_ref.tournament.shard import Shard
 
 _T = TypeVar("_T")
 
@@ -136,6 +136,8 @@ def clock_from_cli(
 
 def isolation_from_cli(text: str | None, stderr: Console) -> Isolation:
     """``--isolation``: as given, else strict where this machine can isolate bots (else none, said in one line)."""
+    from skyjo_ref.sandbox import ISOLATIONS, default_isolation, isolation_problem
+
     if text is None:
         isolation, note = default_isolation()
         if note is not None:
@@ -162,6 +164,8 @@ def parse_shard(text: str | None) -> Shard | None:
     """``--shard I/N`` (None when not given). UserError when wrong."""
     if text is None:
         return None
+    from skyjo_ref.tournament.shard import Shard
+
     return Shard.parse(text)
 
 
@@ -179,6 +183,8 @@ def folder_from_cli(flag: str, path: Path | None, temp_prefix: str) -> Path:
 def bots_from_cli(texts: Iterable[str]) -> list[BotSpec]:
     """The bots the command line names (BotSpecError naming the first wrong one). A wrong one right after a bare
     ``cmd:PROGRAM`` was most likely meant as its argument: the message says how to quote the command."""
+    from skyjo_ref.players import parse_bot_spec
+
     specs: list[BotSpec] = []
     previous = ""
     for text in texts:
@@ -219,6 +225,7 @@ def referee_from_cli(address: str | None) -> str | None:
 def run_stoppable(work: Coroutine[Any, Any, _T]) -> _T:
     """Run a long command's event loop; SIGTERM stops it like Ctrl-C (KeyboardInterrupt: finished games are
     kept)."""
+    import asyncio
 
     async def main() -> _T:
         task = asyncio.current_task()
@@ -267,6 +274,8 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     Strict JSON: a NaN or an infinity (which ``json`` would write as the invalid
     ``NaN``/``Infinity``) is written null.
     """
+    from skyjo_ref.tournament.tables import json_safe
+
     text = json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n"
     if str(path) == "-":
         typer.echo(text, nl=False)

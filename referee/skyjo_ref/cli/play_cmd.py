@@ -8,12 +8,11 @@ session (``play_session``), report how it ended.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -31,11 +30,11 @@ from skyjo_ref.cli.options import (
     rules_from_cli,
 )
 from skyjo_ref.cli.plain import console as cli_console
-from skyjo_ref.cli.play_session import play
-from skyjo_ref.cli.play_view import HumanBot
 from skyjo_ref.execution.types import RefereeConfig
 from skyjo_ref.records import save
-from skyjo_ref.server.client import FinishedGame
+
+if TYPE_CHECKING:  # the session's modules (gRPC, the referee, the room) load when a game starts, not for --help
+    from skyjo_ref.server.client import FinishedGame
 
 
 def play_command(
@@ -92,6 +91,11 @@ def play_command(
     ] = False,
 ) -> None:
     """Play against bots in the terminal: you take a seat on the referee like any bot."""
+    import asyncio
+
+    from skyjo_ref.cli.play_session import play
+    from skyjo_ref.cli.play_view import HumanBot
+
     if not 1 <= len(bots) <= 7:
         raise errors.UserError(f"play needs 1 to 7 bots to play against, got {len(bots)}")
     specs = bots_from_cli(bots)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import signal
@@ -16,9 +15,9 @@ from rich.markup import escape
 
 from skyjo_ref.cli import errors
 from skyjo_ref.cli.options import clock_from_cli
-from skyjo_ref.server import RefereeServer, ServerConfig, TlsError
-from skyjo_ref.server.config import MIN_MESSAGE_BYTES, CommandLine
+from skyjo_ref.server.config import MIN_MESSAGE_BYTES, CommandLine, ServerConfig
 from skyjo_ref.server.guard import MIN_TOKEN_CHARS
+from skyjo_ref.server.tls import TlsError
 
 
 def register(app: typer.Typer) -> None:
@@ -88,6 +87,8 @@ def serve(
     ] = None,
 ) -> None:
     """Run a referee: bots connect to it with tokens; `match --referee` and tournaments start games on it."""
+    import asyncio
+
     cfg = ServerConfig.from_file(config) if config is not None else ServerConfig()
     cfg.override(
         CommandLine(
@@ -123,6 +124,10 @@ def _log_refusals() -> None:
 
 
 async def _serve(cfg: ServerConfig, console: Console, *, show_control_token: bool) -> None:
+    import asyncio
+
+    from skyjo_ref.server.server import RefereeServer  # gRPC loads when the referee starts, not for --help
+
     _log_refusals()
     server = RefereeServer(cfg)
     await server.start()

@@ -15,12 +15,11 @@ import os
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from skyjo_ref.checkbot.before import BotFailedCheck
 from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
 from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
@@ -44,15 +43,16 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
-from skyjo_ref.execution.executor import backend_for
-from skyjo_ref.execution.play import BackendFactory
-from skyjo_ref.tournament import runner
-from skyjo_ref.tournament.config import TournamentConfig, load_config, output_folder_of
 from skyjo_ref.tournament.incidents import BotIncidents, incidents
-from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame, StoreError
 from skyjo_ref.tournament.tables import RatingConfig, Tables
 from skyjo_ref.tournament.versions import versioned_tables
+
+if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) load when a tournament runs, not for --help
+    from skyjo_ref.execution.play import BackendFactory
+    from skyjo_ref.tournament import runner
+    from skyjo_ref.tournament.config import TournamentConfig
+    from skyjo_ref.tournament.shard import Shard
 
 
 def register(app: typer.Typer) -> None:
@@ -100,6 +100,10 @@ def tournament(
     executor_text: ExecutorOption = None,
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
+    from skyjo_ref.checkbot.before import BotFailedCheck
+    from skyjo_ref.tournament import runner
+    from skyjo_ref.tournament.config import load_config
+
     stderr = cli_console(stderr=True)
     shard = parse_shard(shard_text)
     fail_kinds = check_fail_on(fail_on)
@@ -180,6 +184,8 @@ def _finished(
 ) -> None:
     """A finished run: its notes, each bot's faults and first failure, the tables, ``--json``/``--markdown``,
     and ``--fail-on``'s verdict."""
+    from skyjo_ref.tournament import runner
+
     for note in summary.notes:
         stderr.print(f"note: {note}", highlight=False)
     stderr.print(
@@ -253,6 +259,8 @@ class _Outputs:
         """An early stop: the tables of what is stored, and why it stopped (nothing when nothing is stored)."""
         if (self.json_file is None and self.markdown_file is None) or self.store.count() == 0:
             return
+        from skyjo_ref.tournament import runner
+
         try:
             tables = runner.compute_tables(self.config, self.store)
             found = incidents(self.store)
@@ -303,6 +311,8 @@ class _Outputs:
 
 def _backend(config: TournamentConfig, concurrency: int | None) -> tuple[BackendFactory | None, int | None]:
     """The executor's backend (checked before the store is touched) and the games to keep submitted."""
+    from skyjo_ref.execution.executor import backend_for
+
     if config.executor.is_local:
         return None, concurrency
     return backend_for(config.room(), config.executor, concurrency or config.concurrency)
@@ -363,6 +373,8 @@ def not_an_output_folder(path: Path, command: str) -> str:
     """Why ``path`` is not a tournament's output folder; for a tournament config, which folder is (its output)."""
     if not path.exists():
         return f"{path}: no such folder: expected a tournament's output folder (the one holding results.sqlite)"
+    from skyjo_ref.tournament.config import output_folder_of
+
     output = output_folder_of(path) if path.is_file() else None
     if output is None:
         return f"{path}: is a file: expected a tournament's output folder (the one holding results.sqlite)"

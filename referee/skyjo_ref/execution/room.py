@@ -56,6 +56,8 @@ from skyjo_bot.types import TimeControl
 
 from skyjo_ref.errors import UsageError
 from skyjo_ref.execution.pool import BotPool
+from skyjo_ref.execution.types import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S  # re-exported: defaults live in types
+from skyjo_ref.execution.types import REMOTE_CONNECT_TIMEOUT_S as REMOTE_CONNECT_TIMEOUT_S  # (read by --help)
 from skyjo_ref.execution.types import BotCannotRun, FaultList, QuietNotes, RefereeConfig, RunUnfinished
 from skyjo_ref.match import MatchSpec, SeatSpec
 from skyjo_ref.players import BotSpec, ManagedBot
@@ -64,11 +66,6 @@ from skyjo_ref.server.client import FinishedGame, MatchClient, MatchEnd
 from skyjo_ref.server.config import ServerConfig
 from skyjo_ref.server.server import RefereeServer
 
-#: How long a bot process has to start and connect, unless the caller says (``match --connect-timeout``,
-#: a config's ``connect_timeout_s``): the same default in every command.
-CONNECT_TIMEOUT_S: Final = 30.0
-#: How long a ``remote:`` bot has to connect to a referee of our own, by default (a person starts it by hand).
-REMOTE_CONNECT_TIMEOUT_S: Final = 300.0
 #: Restarts of a match seat's process before it is given up (its seat then forfeits each game it cannot start).
 MATCH_RESTARTS: Final = 5
 

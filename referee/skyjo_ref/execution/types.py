@@ -11,13 +11,21 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from skyjo_bot.types import Rules, TimeControl
 
 from skyjo_ref.errors import Unfinished
-from skyjo_ref.players import BotSpec
 from skyjo_ref.seating import seat_order
+
+if TYPE_CHECKING:  # the bots' process layer loads when bots run, not with the shared types
+    from skyjo_ref.players import BotSpec
+
+#: How long a bot process has to start and connect, unless the caller says (``match --connect-timeout``,
+#: a config's ``connect_timeout_s``): the same default in every command.
+CONNECT_TIMEOUT_S: Final = 30.0
+#: How long a ``remote:`` bot has to connect to a referee of our own, by default (a person starts it by hand).
+REMOTE_CONNECT_TIMEOUT_S: Final = 300.0
 
 
 class RunUnfinished(Unfinished):

@@ -23,22 +23,24 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from skyjo_bot.loader import split_spec
 from skyjo_bot.types import MAX_PLAYERS, MIN_PLAYERS, Rules, TimeControl
 
-from skyjo_ref.botfiles import BotLinkError, check_links
 from skyjo_ref.errors import BotSpecError, UsageError
 from skyjo_ref.execution.types import RefereeConfig
-from skyjo_ref.players import BotSpec, parse_bot_spec
-from skyjo_ref.sandbox import Isolation
 from skyjo_ref.seating import design
 from skyjo_ref.stats.sprt import ELO_MODELS, Hypotheses
-from skyjo_ref.tournament.config import RatingConfig, TournamentConfig
 from skyjo_ref.tournament.schedule import GameId, deal_match_seed
 from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, open_run_store
+from skyjo_ref.tournament.tables import RatingConfig
+
+if TYPE_CHECKING:  # a tournament config (bot checks, the referee's guard) loads when a gate plays, not for --help
+    from skyjo_ref.players import BotSpec
+    from skyjo_ref.sandbox import Isolation
+    from skyjo_ref.tournament.config import TournamentConfig
 
 FORMAT: Final = "skyjo-gate/1"
 
@@ -122,6 +124,9 @@ def bot_from_text(text: str, role: str, in_process: bool, isolation: Isolation) 
     """The bot ``text`` names (from the command line; ``role`` says which, in the errors); with ``in_process``
     a Python bot plays inside this process (same games, same verdict: neither ``in_process`` nor the isolation
     is part of the gate's fingerprint). A remote bot is refused: the gate starts its bots itself."""
+    from skyjo_ref.botfiles import BotLinkError, check_links
+    from skyjo_ref.players import parse_bot_spec
+
     try:
         spec = parse_bot_spec(text)
     except BotSpecError as exc:
@@ -299,6 +304,8 @@ class GateSpec:
 
     def tournament_config(self) -> TournamentConfig:
         """The same games as a tournament config of the table's bots: what the referee backend plays from."""
+        from skyjo_ref.tournament.config import TournamentConfig
+
         cand, base = self.names
         if self.field:
             bots = (

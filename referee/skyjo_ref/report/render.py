@@ -81,5 +81,9 @@ def write_game(record: Mapping[str, Any], name: str, output: Path) -> None:
 
 def _write(output: Path, text: str) -> None:
     tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, output)
+    try:  # whole or not at all: an interrupted write leaves neither a half page nor its .tmp
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, output)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
-
-import grpc
+from typing import TYPE_CHECKING
 
 from skyjo_ref.errors import UsageError
+
+if TYPE_CHECKING:  # grpc loads when a referee starts, not when a config or `serve --help` names the files
+    import grpc
 
 
 class TlsError(UsageError):
@@ -62,6 +64,8 @@ class ServerTls:
             except ssl.SSLError as exc:
                 why = exc.reason or exc
                 raise TlsError(f"TLS client CA {self.client_ca}: not a usable CA certificate ({why})") from None
+        import grpc
+
         return grpc.ssl_server_credentials(
             [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None
         )

@@ -19,12 +19,13 @@ import os
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from skyjo_ref.botfiles import bot_files
-from skyjo_ref.players import BotSpec
 from skyjo_ref.tournament.store import StoredGame
 from skyjo_ref.tournament.tables import RatingConfig, Tables, rated
+
+if TYPE_CHECKING:  # a bot's files are read when a run versions its bots, not when a table is shown
+    from skyjo_ref.players import BotSpec
 
 
 def bot_version(spec: BotSpec, output: Path | None = None) -> str:
@@ -40,6 +41,8 @@ def bot_version(spec: BotSpec, output: Path | None = None) -> str:
         return f"builtin:{spec.builtin}@skyjo-ref-{release}"
     if spec.kind == "remote":
         return "remote"
+    from skyjo_ref.botfiles import bot_files
+
     files = bot_files(spec)
     if output is None or files.root is None:
         return files.digest()
