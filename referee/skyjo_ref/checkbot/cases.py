@@ -277,12 +277,13 @@ async def reconnect_same_token(ctx: Context) -> str:
 
 
 async def refuse_all(ctx: Context, run: BotRun, code: grpc.StatusCode, details: str, log: list[float]) -> None:
-    """Refuse every stream ``run`` opens with ``code`` (noting when each came), until cancelled."""
+    """Refuse every stream ``run`` opens with ``code`` (noting when each came), until cancelled. The time noted is
+    the stream's opening, not when this task got to it: on a busy machine a late turn would shorten the gaps."""
     while True:
         stream = await ctx.referee.next_stream(run.token, 3600)
         stream.end(code, details)
         async with ctx.news:
-            log.append(time.monotonic())
+            log.append(stream.opened_at)
             ctx.news.notify_all()
 
 
