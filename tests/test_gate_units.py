@@ -18,6 +18,12 @@ from skyjo_ref.stats import sprt
 from skyjo_ref.tournament.schedule import GameId
 from skyjo_ref.tournament.store import SeatResult, StoredGame
 
+#: The smallest bot file the up-front check accepts (one Bot class).
+A_BOT = (
+    "from skyjo_bot import Action, Bot, View\n\n\n"
+    "class B(Bot):\n    def decide(self, view: View) -> Action:\n        return view.legal_actions[0]\n"
+)
+
 
 def spec(max_games: int = 1000, elo0: float = 0.0, elo1: float = 60.0) -> GateSpec:
     return GateSpec(
@@ -95,7 +101,7 @@ def test_the_cap_makes_the_test_inconclusive() -> None:
 
 def test_names_stay_distinct_and_the_fingerprint_names_the_bots(tmp_path: Path) -> None:
     bot = tmp_path / "my bot.py"
-    bot.write_text("from skyjo_bot import Bot\n")
+    bot.write_text(A_BOT)
     assert table_names(parse_bot_spec("greedy"), parse_bot_spec("greedy")) == ("greedy.candidate", "greedy.baseline")
     assert table_names(parse_bot_spec(str(bot)), parse_bot_spec("greedy")) == ("my-bot", "greedy")
     gate = GateSpec(
@@ -110,7 +116,7 @@ def test_names_stay_distinct_and_the_fingerprint_names_the_bots(tmp_path: Path) 
         output=tmp_path,
     )
     before = gate.fingerprint()
-    bot.write_text("from skyjo_bot import Bot  # changed\n")
+    bot.write_text(A_BOT + "# changed\n")
     assert gate.fingerprint()["candidate"]["sha256"] != before["candidate"]["sha256"]  # a changed bot is a new gate
     assert [g.key for g in gate.games()[:2]] == ["greedy+my-bot/0/0", "greedy+my-bot/0/1"]
 

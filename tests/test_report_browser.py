@@ -1031,7 +1031,7 @@ def versions_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
     new = [GameId(("greedy", "random"), d, r) for d in range(2) for r in range(2)]
     kinds = lambda g: ["greedy" if s == "greedy" else "random" for s in g.seats]  # noqa: E731
     stored = store.add_games(
-        [(g, f"d{g.deal}", play(g.seats, f"v2/{g.deal}/{g.rotation}", kinds(g)), 0.01) for g in new]
+        [PlayedGame(g, f"d{g.deal}", play(g.seats, f"v2/{g.deal}/{g.rotation}", kinds(g)), 0.01) for g in new]
     )
     assert stored[0].ref.startswith(new[0].key + "~")  # the stored key carries the version tag
     store.add_fault("greedy", "crash", "process exited with status 1", new[0].key)

@@ -44,6 +44,12 @@ from skyjo_ref.server import FinishedGame, MatchClient, RefereeServer, ServerCon
 from skyjo_ref.server.client import MatchEnd
 from skyjo_ref.tournament.config import ConfigError, parse_config
 
+#: The smallest bot file the up-front check accepts (one Bot class).
+A_BOT = (
+    "from skyjo_bot import Action, Bot, View\n\n\n"
+    "class B(Bot):\n    def decide(self, view: View) -> Action:\n        return view.legal_actions[0]\n"
+)
+
 LINUX = sys.platform.startswith("linux")
 REPO = Path(__file__).resolve().parents[1]
 
@@ -239,15 +245,23 @@ def needs_cgroups(what: str) -> None:
 
 
 HOGS = (
-    "import os, sys\n"
+    "import os\n"
+    "ready_r, ready_w = os.pipe()  # each child writes a byte here once its memory is in use, then lets go of it\n"
+    "release_r, release_w = os.pipe()  # closed by the parent once every child has either written or died\n"
     "children = []\n"
     "for _ in range(2):  # two processes of 80 MB each: each under the bot's cap, together over it\n"
     "    child = os.fork()\n"
     "    if child == 0:\n"
+    "        os.close(ready_r); os.close(release_w)\n"
     "        hoard = b'x' * (80 * 1024 * 1024)\n"
-    "        os.read(0, 1)  # hold it until the test ends\n"
+    "        os.write(ready_w, b'+'); os.close(ready_w)\n"
+    "        os.read(release_r, 1)  # both hoards are held at once: one child cannot exit before the other fills\n"
     "        os._exit(0)\n"
     "    children.append(child)\n"
+    "os.close(ready_w); os.close(release_r)\n"
+    "while os.read(ready_r, 1):  # end of file: every child has written (then closed) or was killed\n"
+    "    pass\n"
+    "os.close(release_w)\n"
     "print([os.waitstatus_to_exitcode(os.waitpid(c, 0)[1]) for c in children], flush=True)\n"
 )
 
@@ -377,7 +391,10 @@ def test_a_bot_killed_by_its_sandbox_before_it_ever_plays_forfeits_and_the_run_g
 
 
 def config_error(tmp_path: Path, text: str) -> str:
-    (tmp_path / "bot.py").write_text("from skyjo_bot import Bot\n", encoding="utf-8")
+    (tmp_path / "bot.py").write_text(
+        A_BOT,
+        encoding="utf-8",
+    )
     with pytest.raises(ConfigError) as caught:
         parse_config(text, tmp_path / "league.yaml")
     return str(caught.value)
@@ -415,7 +432,10 @@ def test_sandbox_keys_are_checked_with_file_line_and_key(tmp_path: Path, text: s
 
 
 def test_bot_limits_override_the_default_key_by_key(tmp_path: Path) -> None:
-    (tmp_path / "bot.py").write_text("from skyjo_bot import Bot\n", encoding="utf-8")
+    (tmp_path / "bot.py").write_text(
+        A_BOT,
+        encoding="utf-8",
+    )
     text = (
         "limits: {memory_mb: 512, cpu_seconds: 600}\n"
         "bots:\n  - {name: a, builtin: greedy}\n  - {name: b, python: bot.py, limits: {cpu_seconds: 5}}\n"
