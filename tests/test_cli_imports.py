@@ -1,7 +1,8 @@
 """Each command imports what its work uses: a command's --help loads neither gRPC nor the referee, the bots' checks,
-the report's templates or Dask; `ratings` and `report` read a store without gRPC; a local tournament without Dask
-and without the report's templates. What is loaded is read from sys.modules as the command exits (a fresh
-interpreter each time); benchmarks/bench_cli_start.py measures what it costs (docs/performance.md).
+the results store (SQLite), its tables and statistics, the executors, the report's templates or Dask; `ratings`
+and `report` read a store without gRPC; a local tournament without Dask and without the report's templates. What
+is loaded is read from sys.modules as the command exits (a fresh interpreter each time);
+benchmarks/bench_cli_start.py measures what it costs (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ LOADED = textwrap.dedent(
     """
 )
 
-#: What no command's --help needs: gRPC and the referee, the run's machinery, the report's templates, Dask.
+#: What no command's --help needs: gRPC and the referee, the run's machinery, the results store (SQLite) and
+#: what reads it (the tables, the statistics, the incidents), the executors, the live displays, the report's
+#: templates, Dask. The option types and the defaults a help shows live in light modules (cli/options.py,
+#: cli/markdown.py, cli/failon.py, skyjo_ref/gate/__init__.py); the library loads inside the command.
 NOT_FOR_HELP = (
     "grpc",
     "google.protobuf",
@@ -39,6 +43,16 @@ NOT_FOR_HELP = (
     "skyjo_ref.tournament.runner",
     "skyjo_ref.tournament.config",
     "skyjo_ref.gate.run",
+    "skyjo_ref.gate.spec",
+    "skyjo_ref.execution.executor",
+    "skyjo_ref.tournament.store",
+    "skyjo_ref.tournament.tables",
+    "skyjo_ref.tournament.incidents",
+    "skyjo_ref.tournament.versions",
+    "skyjo_ref.stats",
+    "sqlite3",
+    "rich.live",
+    "rich.progress",
     "jinja2",
     "dask",
     "distributed",

@@ -24,6 +24,7 @@ import pytest
 from distributed import Client, LocalCluster
 from skyjo_ref.execution.dask_backend import backend_factory
 from skyjo_ref.execution.executor import Executor, ExecutorError
+from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
 from skyjo_ref.tournament import runner
 from skyjo_ref.tournament.config import ConfigError, load_config
 from skyjo_ref.tournament.store import Store, StoredGame
@@ -194,7 +195,7 @@ def test_a_bot_missing_on_the_workers_is_named_before_any_game(
     path = write_config(folder, THREE_BOTS, deals=2)
     config = load_config(path)  # the coordinator has the file ...
     (folder / "bots" / "low.py").unlink()  # ... the workers do not
-    with Store(config.output) as store, pytest.raises(runner.TournamentBotError) as caught:
+    with Store(config.output) as store, pytest.raises(BotCannotRun) as caught:
         asyncio.run(runner.run(config, store, backend=backend_factory(Executor.parse(local.scheduler_address), 2)))
     message = str(caught.value)
     assert "Dask worker tcp://127.0.0.1:" in message and "cannot run bot 'low'" in message
@@ -220,7 +221,7 @@ def test_a_worker_that_cannot_isolate_refuses_to_play_and_says_why(tmp_path: Pat
             env={"PATH": str(bare)},
         ) as local,
         Store(config.output) as store,
-        pytest.raises(runner.TournamentUnfinished) as caught,
+        pytest.raises(RunUnfinished) as caught,
     ):
         asyncio.run(runner.run(config, store, backend=backend_factory(Executor.parse(local.scheduler_address), 1)))
     message = str(caught.value)

@@ -9,12 +9,14 @@ already fails the job and is kept.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from skyjo_ref.cli import errors
-from skyjo_ref.tournament.incidents import BotIncidents, failing, parse_fail_on
+
+if TYPE_CHECKING:  # the store's incidents load when they are checked, not for a command's --help
+    from skyjo_ref.tournament.incidents import BotIncidents
 
 FailOnOption = Annotated[
     list[str] | None,
@@ -29,6 +31,8 @@ FailOnOption = Annotated[
 
 def check_fail_on(values: list[str] | None) -> frozenset[str]:
     """The ``--fail-on`` words, checked before any game is played (UserError naming a wrong word)."""
+    from skyjo_ref.tournament.incidents import parse_fail_on
+
     try:
         return parse_fail_on(values)
     except ValueError as exc:
@@ -37,6 +41,8 @@ def check_fail_on(values: list[str] | None) -> frozenset[str]:
 
 def fail_message(found: Mapping[str, BotIncidents], fail_on: frozenset[str]) -> str | None:
     """``--fail-on forfeit,crash: bot x: 1 forfeit; bot y: 2 crashes`` (None when nothing triggers)."""
+    from skyjo_ref.tournament.incidents import failing
+
     bad = failing(dict(found), fail_on)
     if not bad:
         return None

@@ -52,28 +52,19 @@ from skyjo_ref.cli.options import (
     stdout_taken,
     write_json,
 )
-from skyjo_ref.execution.executor import backend_for
-from skyjo_ref.gate.spec import (
-    DEFAULT_MAX_GAMES,
-    GateSpec,
-    bot_from_text,
-    field_names,
-    hypotheses_of,
-    players_at_table,
-    table_names,
-)
+from skyjo_ref.gate import DEFAULT_MAX_GAMES
 from skyjo_ref.seating import block_size
-from skyjo_ref.stats.sprt import Hypotheses
-from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
-from skyjo_ref.tournament.shard import Shard
-from skyjo_ref.tournament.store import Store, StoreError
 
-if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) load when the gate plays, not for --help
+if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) and the store (SQLite, the statistics)
+    # load when the gate plays, not for --help
     from skyjo_ref.execution.play import BackendFactory
     from skyjo_ref.gate.run import GateRun
+    from skyjo_ref.gate.spec import GateSpec
     from skyjo_ref.gate.tracker import GateTracker
     from skyjo_ref.players import BotSpec
+    from skyjo_ref.stats.sprt import Hypotheses
+    from skyjo_ref.tournament.shard import Shard
+    from skyjo_ref.tournament.store import Store
 
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
@@ -203,6 +194,8 @@ def gate(
     130 interrupted (a --shard exits 0 once its part is done). Rerunning the same command resumes from
     the store and gives the same verdict.
     """
+    from skyjo_ref.gate.spec import GateSpec, bot_from_text, hypotheses_of, players_at_table
+
     stderr = Console(stderr=True, soft_wrap=True)
     stdout = stderr if stdout_taken(json_file, markdown_file) else Console(soft_wrap=True)
     isolation = isolation_from_cli(isolation_text, stderr)
@@ -269,7 +262,8 @@ def _play(
 ) -> GateRun:
     """The gate played; each way it can stop short ends in its exit code and one last line, the report written."""
     from skyjo_ref.checkbot.before import BotFailedCheck
-    from skyjo_ref.tournament import runner
+    from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
+    from skyjo_ref.tournament.store import StoreError
 
     def on_update(tracker: GateTracker, played_now: int) -> None:
         observer.played = played_now
@@ -285,10 +279,10 @@ def _play(
     except BotFailedCheck as exc:  # --check: a bot broke the protocol before any game was played
         report.finish(observer.played, str(exc), errors.EXIT_CHECK_FAILED)
         raise errors.UserError(str(exc), errors.EXIT_CHECK_FAILED) from None
-    except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as for tournaments
+    except BotCannotRun as exc:  # found only once it ran: the work stopped (exit 3), as for tournaments
         report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
         raise errors.Unfinished(f"{exc}; fix the bot and run the same command again") from None
-    except runner.TournamentUnfinished as exc:
+    except RunUnfinished as exc:
         report.finish(observer.played, str(exc), errors.EXIT_UNFINISHED)
         raise errors.Unfinished(
             f"{exc}; finished games are kept in {spec.output}: run the same command to go on"
@@ -307,6 +301,8 @@ def _play(
 
 def _exit_code(result: Any, report: _Report, store: Store, fail_kinds: Any, *, sharded: bool, stderr: Console) -> int:
     """The verdict's exit code (a shard's 0 once its part is done), --fail-on's when a bot faulted; reported."""
+    from skyjo_ref.tournament.incidents import incidents
+
     exit_code = EXIT_FOR.get(result.tracker.verdict, errors.EXIT_UNFINISHED) if not sharded else EXIT_ACCEPTED
     report.failed = fail_message(incidents(store), fail_kinds)
     if report.failed is not None:
@@ -338,6 +334,8 @@ def _seed(seed: str, secret_env: str | None) -> str:
         raise errors.UserError("--seed: expected a non-empty seed")
     if secret_env is None:
         return seed
+    from skyjo_ref.tournament.secret import SecretError, read_secret, secret_seed
+
     try:
         return secret_seed(read_secret(env=secret_env), seed)
     except SecretError as exc:
@@ -349,6 +347,8 @@ def _folder(
 ) -> Path:
     """The gate's store folder: ``--output``, or one named after its bots and table (another field or table size:
     another folder; a 2-player gate keeps the name it always had, so its store resumes)."""
+    from skyjo_ref.gate.spec import field_names, table_names
+
     names = table_names(cand, base)
     with_field = "".join(f"-{name}" for name in field_names(cand, base, field))
     default = f"gate-{names[0]}-vs-{names[1]}" + (f"-with{with_field}" if field else "")
@@ -385,6 +385,8 @@ def _backend(text: str | None, spec: GateSpec) -> tuple[BackendFactory | None, G
     executor = parse_executor(text)
     if executor is None or executor.is_local:
         return None, spec
+    from skyjo_ref.execution.executor import backend_for
+
     factory, in_flight = backend_for(spec.tournament_config().room(), executor, spec.concurrency)
     return factory, dataclasses.replace(spec, concurrency=in_flight)
 
@@ -417,6 +419,8 @@ class _Report:
 
     def finish(self, played: int, stopped: str | None, exit_code: int) -> None:
         """The final lines, the JSON (on every exit once anything is stored) and the Markdown summary."""
+        from skyjo_ref.tournament.incidents import incidents
+
         spec, stderr = self.spec, self.stderr
         try:
             info = self.store.info("gate")

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
-from rich.live import Live
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from rich.live import Live
+
     from skyjo_ref.gate.tracker import GateTracker
 
 #: Not a terminal: a progress line at most every this many counted games, or seconds (whichever comes first).
@@ -73,6 +74,8 @@ class GateProgress:
         self.last_time = 0.0
         self.played = 0
         if not self.plain:
+            from rich.live import Live  # a terminal's live line: not loaded for --help or a CI log
+
             self.live = Live(Text("gate: starting"), console=console, refresh_per_second=4, transient=True)
             self.live.start()
 

@@ -18,13 +18,15 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
 from skyjo_ref.cli import errors
-from skyjo_ref.tournament.incidents import BotIncidents
-from skyjo_ref.tournament.tables import MODEL_NAMES, Tables
+
+if TYPE_CHECKING:  # the store and its tables load when a summary is written, not for a command's --help
+    from skyjo_ref.tournament.incidents import BotIncidents
+    from skyjo_ref.tournament.tables import Tables
 
 #: ``--markdown FILE`` as every command that writes a summary takes it.
 MarkdownOption = Annotated[
@@ -180,6 +182,8 @@ def summary(
     failed: str | None = None,
 ) -> str:
     """A whole summary: the gate's section first (``gate``, already Markdown), then the league's."""
+    from skyjo_ref.tournament.tables import MODEL_NAMES
+
     out: list[str] = []
     if gate:
         out += [gate.rstrip("\n"), ""]

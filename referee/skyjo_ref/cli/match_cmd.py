@@ -43,13 +43,12 @@ from skyjo_ref.cli.options import (
 )
 from skyjo_ref.cli.plain import print_table
 from skyjo_ref.errors import Unfinished
-from skyjo_ref.execution.executor import Executor
 from skyjo_ref.execution.types import CONNECT_TIMEOUT_S, REMOTE_CONNECT_TIMEOUT_S, RefereeConfig
-from skyjo_ref.records import save
 
 if TYPE_CHECKING:  # the match's modules (gRPC, the referee, the room) load when it plays, not for --help
     from rich.progress import Progress
 
+    from skyjo_ref.execution.executor import Executor
     from skyjo_ref.execution.lineup import Lineup, LineupResult
     from skyjo_ref.players import BotSpec, ManagedBot
     from skyjo_ref.server.client import FinishedGame
@@ -127,6 +126,7 @@ def match(
     """Play games between bots (seats rotate over duplicate deals) and summarise who is better."""
     from skyjo_ref.execution.lineup import Lineup
     from skyjo_ref.execution.match import play_match
+    from skyjo_ref.records import save
 
     stderr = Console(stderr=True, soft_wrap=True)  # lines for scripts (SKYJO_ADDR=...) are never wrapped
     specs = bots_from_cli(bots)
@@ -228,6 +228,8 @@ def _progress_bar(stderr: Console) -> Progress:
 def _executor(text: str | None, referee: str | None, logs: Path | None) -> Executor:
     """``--executor``, checked: a Dask executor runs a referee and the bot processes per worker, so it cannot use
     ``--referee``, and the bots' output stays on the workers (no ``--logs``)."""
+    from skyjo_ref.execution.executor import Executor
+
     executor = parse_executor(text)
     if executor is None:
         return Executor()

@@ -18,9 +18,6 @@ from skyjo_ref.cli import errors, markdown
 from skyjo_ref.cli.failon import FailOnOption, check_fail_on, fail_message, raise_if_failed
 from skyjo_ref.cli.markdown import MarkdownOption, check_markdown_target
 from skyjo_ref.cli.tournament_cmd import store_tables, waiting_note
-from skyjo_ref.tournament.incidents import incidents
-from skyjo_ref.tournament.shard import merge
-from skyjo_ref.tournament.store import Store
 
 
 def register(app: typer.Typer) -> None:
@@ -40,6 +37,8 @@ def merge_command(
 
     Then `skyjo-ref ratings OUT` prints the tables of the whole tournament.
     """
+    from skyjo_ref.tournament.shard import merge  # the stores (SQLite) load when they are merged, not for --help
+
     stderr = Console(stderr=True, soft_wrap=True)
     check_markdown_target(markdown_file)
     fail_kinds = check_fail_on(fail_on)
@@ -65,6 +64,9 @@ def _summarise(out: Path, markdown_file: Path | None, fail_kinds: frozenset[str]
     """The merged store's Markdown summary (a gate's verdict first) and the ``--fail-on`` message, if any."""
     if markdown_file is None and not fail_kinds:
         return None
+    from skyjo_ref.tournament.incidents import incidents
+    from skyjo_ref.tournament.store import Store
+
     store = Store(out, create=False)
     try:
         found = incidents(store)

@@ -19,9 +19,9 @@ from skyjo_bot.types import TimeControl, TimeControlError
 
 from skyjo_ref.cli import errors
 from skyjo_ref.errors import BotSpecError
-from skyjo_ref.execution.executor import Executor, ExecutorError
 
 if TYPE_CHECKING:  # what the options turn into loads when a command parses them, not for its --help
+    from skyjo_ref.execution.executor import Executor
     from skyjo_ref.players import BotSpec
     from skyjo_ref.sandbox import Isolation
     from skyjo_ref.tournament.shard import Shard
@@ -154,6 +154,8 @@ def parse_executor(text: str | None) -> Executor | None:
     """``--executor WHERE`` (None when not given). UserError when wrong."""
     if text is None:
         return None
+    from skyjo_ref.execution.executor import Executor, ExecutorError
+
     try:
         return Executor.parse(text)
     except ExecutorError as exc:

@@ -30,8 +30,6 @@ from skyjo_ref.cli.options import (
     rules_from_cli,
 )
 from skyjo_ref.cli.plain import console as cli_console
-from skyjo_ref.execution.types import RefereeConfig
-from skyjo_ref.records import save
 
 if TYPE_CHECKING:  # the session's modules (gRPC, the referee, the room) load when a game starts, not for --help
     from skyjo_ref.server.client import FinishedGame
@@ -95,6 +93,8 @@ def play_command(
 
     from skyjo_ref.cli.play_session import play
     from skyjo_ref.cli.play_view import HumanBot
+    from skyjo_ref.execution.types import RefereeConfig
+    from skyjo_ref.records import save
 
     if not 1 <= len(bots) <= 7:
         raise errors.UserError(f"play needs 1 to 7 bots to play against, got {len(bots)}")

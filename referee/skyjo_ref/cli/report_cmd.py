@@ -11,7 +11,6 @@ from typing import Annotated
 import typer
 
 from skyjo_ref.cli import errors
-from skyjo_ref.tournament.store import DB_NAME
 
 MIB = 1024 * 1024
 
@@ -52,6 +51,7 @@ def report(
 ) -> None:
     """Write one offline HTML page: leaderboard, head-to-head, rating history, per bot, gate, game viewer."""
     from skyjo_ref.report import ReportOptions, write_report  # the templates load when a page is written
+    from skyjo_ref.tournament.store import DB_NAME
 
     if not run.is_dir():
         raise errors.UserError(f"{run}: no such folder: expected a tournament output folder holding {DB_NAME}")

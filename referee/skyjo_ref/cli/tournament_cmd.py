@@ -43,16 +43,16 @@ from skyjo_ref.cli.tournament_view import (
     RichObserver,
     render_tables,
 )
-from skyjo_ref.tournament.incidents import BotIncidents, incidents
-from skyjo_ref.tournament.store import Store, StoredGame, StoreError
-from skyjo_ref.tournament.tables import RatingConfig, Tables
-from skyjo_ref.tournament.versions import versioned_tables
 
-if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) load when a tournament runs, not for --help
+if TYPE_CHECKING:  # the run's modules (gRPC, the referee, the bots' checks) and the store (SQLite, the ratings)
+    # load when a tournament runs or a store is read, not for --help
     from skyjo_ref.execution.play import BackendFactory
     from skyjo_ref.tournament import runner
     from skyjo_ref.tournament.config import TournamentConfig
+    from skyjo_ref.tournament.incidents import BotIncidents
     from skyjo_ref.tournament.shard import Shard
+    from skyjo_ref.tournament.store import Store, StoredGame
+    from skyjo_ref.tournament.tables import Tables
 
 
 def register(app: typer.Typer) -> None:
@@ -101,8 +101,10 @@ def tournament(
 ) -> None:
     """Play a duplicate round-robin tournament and print its Elo table (resumes where it stopped)."""
     from skyjo_ref.checkbot.before import BotFailedCheck
+    from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
     from skyjo_ref.tournament import runner
     from skyjo_ref.tournament.config import load_config
+    from skyjo_ref.tournament.store import StoreError
 
     stderr = cli_console(stderr=True)
     shard = parse_shard(shard_text)
@@ -140,14 +142,14 @@ def tournament(
             observer.stop()
             outputs.stopped(counter, str(exc), errors.EXIT_CHECK_FAILED)
             raise errors.UserError(str(exc), errors.EXIT_CHECK_FAILED) from None
-        except runner.TournamentBotError as exc:  # found only once it ran: the work stopped (exit 3), as documented
+        except BotCannotRun as exc:  # found only once it ran: the work stopped (exit 3), as documented
             observer.stop()
             outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)
             raise errors.Unfinished(
                 f"{exc}; {store.count()} finished games are kept in {config.output}: "
                 "fix the bot and run the same command again"
             ) from None
-        except runner.TournamentUnfinished as exc:
+        except RunUnfinished as exc:
             observer.stop()
             outputs.stopped(counter, str(exc), errors.EXIT_UNFINISHED)
             raise errors.Unfinished(
@@ -185,6 +187,7 @@ def _finished(
     """A finished run: its notes, each bot's faults and first failure, the tables, ``--json``/``--markdown``,
     and ``--fail-on``'s verdict."""
     from skyjo_ref.tournament import runner
+    from skyjo_ref.tournament.incidents import incidents
 
     for note in summary.notes:
         stderr.print(f"note: {note}", highlight=False)
@@ -260,6 +263,7 @@ class _Outputs:
         if (self.json_file is None and self.markdown_file is None) or self.store.count() == 0:
             return
         from skyjo_ref.tournament import runner
+        from skyjo_ref.tournament.incidents import incidents
 
         try:
             tables = runner.compute_tables(self.config, self.store)
@@ -403,6 +407,9 @@ def ratings(
     fail_on: FailOnOption = None,
 ) -> None:
     """Print a tournament's tables from its results store, without playing."""
+    from skyjo_ref.tournament.incidents import incidents
+    from skyjo_ref.tournament.store import Store
+
     check_json_target(json_file)
     check_markdown_target(markdown_file, json_file)
     fail_kinds = check_fail_on(fail_on)
@@ -444,6 +451,9 @@ def store_tables(
     bootstrap: int | None = None,
 ) -> Tables:
     """A store's tables, rated as its tournament's config said unless the arguments say otherwise."""
+    from skyjo_ref.tournament.tables import RatingConfig
+    from skyjo_ref.tournament.versions import versioned_tables
+
     saved = RatingConfig.stored(store.info("rating"), bootstrap)
     bots = store.info("bots") or []
     games = store.games()

@@ -13,19 +13,20 @@ import io
 import threading
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rich import box
 from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
 from skyjo_ref.cli.plain import print_table
-from skyjo_ref.tournament.store import StoredGame
-from skyjo_ref.tournament.tables import MODEL_NAMES, SizeRow, Tables
-from skyjo_ref.tournament.versions import short
+
+if TYPE_CHECKING:  # the store, its tables and the live display load when a tournament shows them, not for --help
+    from rich.live import Live
+
+    from skyjo_ref.tournament.store import StoredGame
+    from skyjo_ref.tournament.tables import SizeRow, Tables
 
 
 def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
@@ -36,6 +37,20 @@ def _fmt(value: float | None, digits: int = 1, suffix: str = "") -> str:
 _ELO_PRIORITY: Final = (
     "bot", "Elo", "95% CI", "games", "wins", "win%", "avg\ntotal", "strikes", "forfeits", "avg\nround", "version",
 )  # fmt: skip
+
+
+def _model(tables: Tables) -> str:
+    """The rating model's name as the tables say it (``MODEL_NAMES``)."""
+    from skyjo_ref.tournament.tables import MODEL_NAMES
+
+    return MODEL_NAMES.get(tables.model, tables.model)
+
+
+def _version(version: str | None) -> str:
+    """A bot version's short form, ``-`` for none."""
+    from skyjo_ref.tournament.versions import short
+
+    return short(version) if version is not None else "-"
 
 
 def _elo_columns(tables: Tables, live: bool) -> dict[str, list[str]]:
@@ -55,7 +70,7 @@ def _elo_columns(tables: Tables, live: bool) -> dict[str, list[str]]:
         columns["strikes"] = [str(r.strikes) for r in rows]
         columns["forfeits"] = [str(r.forfeits) for r in rows]
         if any(r.version is not None for r in rows):
-            columns["version"] = [short(r.version) if r.version is not None else "-" for r in rows]
+            columns["version"] = [_version(r.version) for r in rows]
     return columns
 
 
@@ -82,7 +97,7 @@ def elo_table(tables: Tables, title: str | None = None, live: bool = False, widt
     fit are left out, least wanted first (:data:`_ELO_PRIORITY`), so no number is ever cut; the caption says which,
     and the versions, when their column gave way, are listed beneath."""
     anchor = f"{tables.anchor} = {tables.anchor_elo:g}" if tables.anchor else f"pool mean = {tables.anchor_elo:g}"
-    model = MODEL_NAMES.get(tables.model, tables.model)
+    model = _model(tables)
     caption = None if live else f"{model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     columns = _elo_columns(tables, live)
     shown: list[str] = [name for name in _ELO_PRIORITY if name in columns]
@@ -160,7 +175,7 @@ def _size_cells(r: SizeRow) -> list[str]:
 
 def size_tables(tables: Tables) -> list[Table]:
     """A league of mixed table sizes: each size's own Elo table (from that size's games alone)."""
-    model = MODEL_NAMES.get(tables.model, tables.model)
+    model = _model(tables)
     out = []
     for k, rows in sorted(tables.by_size.items()):
         table = Table(
@@ -202,11 +217,11 @@ def _plain_tables(console: Console, tables: Tables, title: str) -> None:
             _fmt(row.avg_round, 2),
             str(row.strikes),
             str(row.forfeits),
-            *([short(row.version) if row.version is not None else "-"] if versioned else []),
+            *([_version(row.version)] if versioned else []),
         ]
         for row in tables.rows
     ]
-    model = MODEL_NAMES.get(tables.model, tables.model)
+    model = _model(tables)
     heading = f"{title}: {model} Elo ({anchor}); {tables.games} games in {tables.blocks} duplicate blocks"
     print_table(console, heading, columns, rows)
     for k, size_rows in sorted(tables.by_size.items()):
@@ -253,6 +268,8 @@ class RichObserver:
     """
 
     def __init__(self, console: Console, standings: Callable[[], Tables], refresh_s: float = 1.0) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
         self.console = console
         self.standings = standings
         self.refresh_s = refresh_s
@@ -279,6 +296,8 @@ class RichObserver:
         self._t0 = time.monotonic()
         self._table = elo_table(self.standings(), live=True, width=self.console.width)
         if to_play:
+            from rich.live import Live
+
             self.live = Live(self._group(), console=self.console, refresh_per_second=4, transient=True)
             self.live.start()
             self._thread = threading.Thread(target=self._refresh, name="standings", daemon=True)

@@ -78,9 +78,6 @@ def hypotheses_of(
     return h
 
 
-DEFAULT_MAX_GAMES: Final = 20_000
-
-
 def _clean(name: str) -> str:
     """A bot name fit for game keys and file names (letters, digits, ``_ . -``; at most 30 characters)."""
     cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:30]

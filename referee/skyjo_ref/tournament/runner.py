@@ -24,7 +24,6 @@ from typing import Any, Protocol
 
 from skyjo_ref.checkbot.before import check_before_play
 from skyjo_ref.execution.play import BackendFactory, play_games
-from skyjo_ref.execution.types import BotCannotRun, RunUnfinished
 from skyjo_ref.seating import block_size
 from skyjo_ref.tournament.adaptive import Plan, Status, first_round, next_round, status, stop_reason
 from skyjo_ref.tournament.config import TournamentConfig
@@ -35,11 +34,6 @@ from skyjo_ref.tournament.shard import Shard
 from skyjo_ref.tournament.store import Store, StoredGame, open_run_store, version_tag
 from skyjo_ref.tournament.tables import Tables
 from skyjo_ref.tournament.versions import bot_version, current_view, short, versioned_tables
-
-#: The run stopped before its end (a bot or the referee failed); finished games are kept.
-TournamentUnfinished = RunUnfinished
-#: A bot that cannot run at all as configured (it cannot be loaded): the user's input to fix.
-TournamentBotError = BotCannotRun
 
 
 def fingerprint(config: TournamentConfig) -> dict[str, Any]:
